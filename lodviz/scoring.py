@@ -1,0 +1,249 @@
+"""The LOD scoring math of SPEC.md, vectorised: numpy in, numpy out, no I/O.
+
+For one query against N memories:
+
+    S = max(0, cos(e_q, e_m))                        semantic similarity
+    D = exp(-lambda * t / (1 + ln(1 + r)))           temporal decay
+    L = alpha * S + (1 - alpha) * D                  LOD score
+    tier = FULL | SUMMARY | HEADLINE | OUT by L against theta1 > theta2 > theta3,
+           then lifted to at least the memory's tier floor.
+
+Every face (browser, CLI, MCP server) gets its numbers from here, so they can
+never disagree about a tier.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+import numpy as np
+
+from lodviz.params import Params
+
+SECONDS_PER_DAY = 86_400.0
+
+
+class Tier(IntEnum):
+    """Resolution levels; a larger value is a sharper resolution."""
+
+    OUT = 0
+    HEADLINE = 1
+    SUMMARY = 2
+    FULL = 3
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, value: "str | int | Tier") -> "Tier":
+        if isinstance(value, str):
+            try:
+                return cls[value.strip().upper()]
+            except KeyError:
+                raise ValueError(f"unknown tier {value!r}") from None
+        return cls(int(value))
+
+
+def normalize_rows(matrix: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (zero rows stay zero), as float32."""
+    matrix = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
+    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+
+
+def similarity(query: np.ndarray, unit_matrix: np.ndarray) -> np.ndarray:
+    """S for one query against every row of an already unit-normalised matrix."""
+    q = normalize_rows(np.asarray(query, dtype=np.float32).reshape(1, -1))[0]
+    if unit_matrix.shape[0] == 0:
+        return np.zeros(0, dtype=np.float32)
+    return np.maximum(unit_matrix @ q, 0.0, dtype=np.float32)
+
+
+def age_days(
+    now: float, created_at: np.ndarray, last_retrieved_at: np.ndarray
+) -> np.ndarray:
+    """t: fractional days since last retrieval (or creation if never), clamped at 0.
+
+    Times are POSIX seconds; a missing last retrieval is NaN.
+    """
+    created_at = np.asarray(created_at, dtype=np.float64)
+    last = np.asarray(last_retrieved_at, dtype=np.float64)
+    reference = np.where(np.isnan(last), created_at, last)
+    return np.maximum((now - reference) / SECONDS_PER_DAY, 0.0)
+
+
+def decay(t_days: np.ndarray, retrieval_count: np.ndarray, lam: float) -> np.ndarray:
+    """D = exp(-lambda * t / (1 + ln(1 + r))), in (0, 1]."""
+    t = np.maximum(np.asarray(t_days, dtype=np.float64), 0.0)
+    r = np.maximum(np.asarray(retrieval_count, dtype=np.float64), 0.0)
+    return np.exp(-lam * t / (1.0 + np.log1p(r)))
+
+
+def lod_score(s: np.ndarray, d: np.ndarray, alpha: float) -> np.ndarray:
+    """L = alpha * S + (1 - alpha) * D."""
+    return alpha * np.asarray(s, dtype=np.float64) + (1.0 - alpha) * np.asarray(
+        d, dtype=np.float64
+    )
+
+
+def exclusion_penalty(exclude_sims: np.ndarray, weight: float = 1.0) -> np.ndarray:
+    """Penalty for memories close to excluded topics (negative retrieval).
+
+    ``exclude_sims`` is (terms, N) cosine similarities; the penalty is
+    ``weight * max(0, max over terms)``: a memory pays for its closest excluded
+    topic, once. It is subtracted from L (see ``penalised``).
+    """
+    sims = np.asarray(exclude_sims, dtype=np.float64)
+    if sims.ndim == 1:
+        sims = sims[None, :]
+    if sims.shape[0] == 0:
+        return np.zeros(sims.shape[1] if sims.ndim == 2 else 0)
+    return weight * np.maximum(sims.max(axis=0), 0.0)
+
+
+def penalised(score: np.ndarray, penalty: np.ndarray) -> np.ndarray:
+    """L after the exclusion penalty, kept in [0, 1]."""
+    return np.maximum(np.asarray(score, dtype=np.float64) - penalty, 0.0)
+
+
+def tiers(
+    score: np.ndarray,
+    params: Params,
+    floor: np.ndarray | None = None,
+) -> np.ndarray:
+    """Tier per memory (``Tier`` values as int8), lifted to the floor where given."""
+    score = np.asarray(score, dtype=np.float64)
+    out = np.zeros(score.shape, dtype=np.int8)
+    out[score >= params.theta3] = Tier.HEADLINE
+    out[score >= params.theta2] = Tier.SUMMARY
+    out[score >= params.theta1] = Tier.FULL
+    if floor is not None:
+        out = np.maximum(out, np.asarray(floor, dtype=np.int8))
+    return out
+
+
+def frequency_score(retrieval_count: np.ndarray) -> np.ndarray:
+    """The time-window mode's score, from retrieval frequency alone.
+
+    F = 1 - 1 / (1 + ln(1 + r)): 0 for a memory never retrieved, about 0.41
+    after one retrieval, 0.64 after five, approaching 1 with diminishing returns
+    (the same log as in D, so "used often" means the same thing in both).
+    """
+    r = np.maximum(np.asarray(retrieval_count, dtype=np.float64), 0.0)
+    return 1.0 - 1.0 / (1.0 + np.log1p(r))
+
+
+@dataclass(frozen=True)
+class Scored:
+    """S, D, penalty, L and tier for N memories under one set of parameters."""
+
+    similarity: np.ndarray
+    decay: np.ndarray
+    penalty: np.ndarray
+    score: np.ndarray
+    tier: np.ndarray
+
+    def counts(self) -> dict[Tier, int]:
+        found = np.bincount(self.tier.astype(np.int64), minlength=4)
+        return {tier: int(found[tier]) for tier in Tier}
+
+
+def score_all(
+    s: np.ndarray,
+    t_days: np.ndarray,
+    retrieval_count: np.ndarray,
+    floor: np.ndarray,
+    params: Params,
+    penalty: np.ndarray | None = None,
+) -> Scored:
+    """Score and tier N memories whose S and ages are already known.
+
+    This is the whole rescoring a slider move needs: no embedding, no query.
+    """
+    d = decay(t_days, retrieval_count, params.lam)
+    score = lod_score(s, d, params.alpha)
+    if penalty is None:
+        penalty = np.zeros_like(score)
+    else:
+        score = penalised(score, penalty)
+    return Scored(np.asarray(s), d, penalty, score, tiers(score, params, floor))
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Why one memory sits at its tier: every number that decided it."""
+
+    similarity: float
+    decay: float
+    penalty: float
+    score: float
+    theta1: float
+    theta2: float
+    theta3: float
+    floor: Tier
+    tier_by_score: Tier
+    tier: Tier
+
+    @property
+    def reason(self) -> str:
+        band = {
+            Tier.FULL: f"L = {self.score:.3f} ≥ θ1 = {self.theta1:.3f}",
+            Tier.SUMMARY: f"θ1 = {self.theta1:.3f} > L = {self.score:.3f} ≥ θ2 = {self.theta2:.3f}",
+            Tier.HEADLINE: f"θ2 = {self.theta2:.3f} > L = {self.score:.3f} ≥ θ3 = {self.theta3:.3f}",
+            Tier.OUT: f"L = {self.score:.3f} < θ3 = {self.theta3:.3f}",
+        }[self.tier_by_score]
+        text = f"{band}, so the score alone gives {self.tier_by_score.name}"
+        if self.tier > self.tier_by_score:
+            text += f"; its tier floor lifts it to {self.tier.name}"
+        elif self.floor > Tier.OUT:
+            text += f" (its floor, {self.floor.name}, does not bind)"
+        if self.penalty > 0:
+            text += f"; the exclusion penalty took {self.penalty:.3f} off L"
+        return text + "."
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "similarity": self.similarity,
+            "decay": self.decay,
+            "penalty": self.penalty,
+            "score": self.score,
+            "thresholds": [self.theta1, self.theta2, self.theta3],
+            "floor": self.floor.name,
+            "tier_by_score": self.tier_by_score.name,
+            "tier": self.tier.name,
+            "reason": self.reason,
+        }
+
+
+def explain(
+    s: float,
+    t_days: float,
+    retrieval_count: int,
+    floor: int,
+    params: Params,
+    penalty: float = 0.0,
+) -> Placement:
+    """The placement of one memory, computed by the same functions as ``score_all``."""
+    scored = score_all(
+        np.array([s]),
+        np.array([t_days]),
+        np.array([retrieval_count]),
+        np.array([floor]),
+        params,
+        penalty=np.array([penalty]) if penalty else None,
+    )
+    by_score = tiers(scored.score, params)[0]
+    return Placement(
+        similarity=float(scored.similarity[0]),
+        decay=float(scored.decay[0]),
+        penalty=float(scored.penalty[0]),
+        score=float(scored.score[0]),
+        theta1=params.theta1,
+        theta2=params.theta2,
+        theta3=params.theta3,
+        floor=Tier(int(floor)),
+        tier_by_score=Tier(int(by_score)),
+        tier=Tier(int(scored.tier[0])),
+    )

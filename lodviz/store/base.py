@@ -1,0 +1,269 @@
+"""The store interface every backend implements, and the records it speaks in.
+
+A store knows tables, not faces: memories (three texts, an embedding and the
+first-class columns the non-semantic modes query), an append-only audit log,
+agent profiles, a small key-value ``meta`` table and named binary artifacts
+(the fitted layout model). ``memory.Memory`` is the only caller.
+
+Times cross this interface as POSIX seconds (float) in numpy arrays and as
+timezone-aware UTC ``datetime`` in records.
+"""
+
+from __future__ import annotations
+
+import abc
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from lodviz import scoring
+
+VISIBILITIES = ("private", "shared")
+
+
+@dataclass
+class NewMemory:
+    """A memory ready to be written: texts compressed and embedded already."""
+
+    text: str
+    summary: str
+    headline: str
+    embedding: np.ndarray
+    embedding_model: str
+    content_hash: str
+    created_at: datetime
+    agent_id: str
+    visibility: str = "private"
+    kind: str = "note"
+    source: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    # Usage history, for imports that carry one (the sample store does).
+    retrieval_count: int = 0
+    last_retrieved_at: datetime | None = None
+    floor: int = 0
+
+
+@dataclass
+class MemoryRecord:
+    """One stored memory as read back."""
+
+    id: int
+    text: str
+    summary: str
+    headline: str
+    embedding_model: str
+    content_hash: str
+    created_at: datetime
+    last_retrieved_at: datetime | None
+    retrieval_count: int
+    floor: int
+    agent_id: str
+    visibility: str
+    kind: str
+    source: str | None
+    metadata: dict[str, Any]
+    x: float | None = None
+    y: float | None = None
+
+    def text_at(self, tier: int) -> str:
+        return {
+            scoring.Tier.FULL: self.text,
+            scoring.Tier.SUMMARY: self.summary,
+            scoring.Tier.HEADLINE: self.headline,
+        }.get(scoring.Tier(tier), "")
+
+
+@dataclass
+class AuditEvent:
+    """One line of the append-only audit log."""
+
+    action: str  # write, search, expand, promote, demote, profile, recent, unseen, sample, layout
+    actor: str
+    agent_id: str | None = None
+    memory_id: int | None = None
+    query: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    at: datetime | None = None
+    id: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "at": iso(self.at) if self.at else None,
+            "action": self.action,
+            "actor": self.actor,
+            "agent_id": self.agent_id,
+            "memory_id": self.memory_id,
+            "query": self.query,
+            "details": self.details,
+        }
+
+
+@dataclass
+class State:
+    """The numeric columns of many memories, aligned by row, sorted by id.
+
+    ``last_retrieved_at`` is NaN where a memory was never retrieved; ``x``/``y``
+    are NaN where no layout position is stored yet.
+    """
+
+    ids: np.ndarray  # int64
+    created_at: np.ndarray  # float64 POSIX seconds
+    last_retrieved_at: np.ndarray  # float64, NaN = never
+    retrieval_count: np.ndarray  # int64
+    floor: np.ndarray  # int8
+    agent_id: np.ndarray  # object (str)
+    shared: np.ndarray  # bool
+    kind: np.ndarray  # object (str)
+    x: np.ndarray  # float64
+    y: np.ndarray  # float64
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def take(self, rows: np.ndarray) -> "State":
+        return State(**{name: getattr(self, name)[rows] for name in self.__dataclass_fields__})
+
+    def rows_of(self, ids: Sequence[int]) -> np.ndarray:
+        """Row positions of ``ids`` (which must be present)."""
+        return np.searchsorted(self.ids, np.asarray(ids, dtype=np.int64))
+
+    def visible_to(self, agent_id: str | None) -> np.ndarray:
+        """Mask of rows an agent may see: its own and shared ones; all for None."""
+        if agent_id is None:
+            return np.ones(len(self.ids), dtype=bool)
+        return self.shared | (self.agent_id == agent_id)
+
+
+class Store(abc.ABC):
+    """What a backend provides. Writes that belong together take one transaction."""
+
+    path: str
+
+    # -- meta and artifacts -------------------------------------------------
+    @abc.abstractmethod
+    def meta(self) -> dict[str, str]: ...
+
+    @abc.abstractmethod
+    def set_meta(self, values: dict[str, str]) -> None: ...
+
+    @abc.abstractmethod
+    def artifact(self, name: str) -> bytes | None: ...
+
+    @abc.abstractmethod
+    def set_artifact(self, name: str, data: bytes) -> None: ...
+
+    # -- memories -----------------------------------------------------------
+    @abc.abstractmethod
+    def insert(self, memories: Sequence[NewMemory], audit: AuditEvent | None) -> list[int | None]:
+        """Write a batch in one transaction; duplicates (by content hash) get None."""
+
+    @abc.abstractmethod
+    def existing_hashes(self, hashes: Iterable[str]) -> set[str]: ...
+
+    @abc.abstractmethod
+    def get(self, ids: Sequence[int]) -> dict[int, MemoryRecord]: ...
+
+    @abc.abstractmethod
+    def count(self) -> int: ...
+
+    @abc.abstractmethod
+    def state(self) -> State:
+        """The numeric columns of every memory."""
+
+    @abc.abstractmethod
+    def unit_vectors(self) -> np.ndarray:
+        """Every embedding, unit-normalised, float32, aligned with ``state()``."""
+
+    def nearest(
+        self, query: np.ndarray, k: int, visible: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Rows of the ``k`` memories most similar to ``query`` and their S.
+
+        The default is an exact brute-force scan of ``unit_vectors()``; a
+        backend with a vector index may answer from it instead.
+        """
+        sims = scoring.similarity(query, self.unit_vectors())
+        if visible is not None:
+            sims = np.where(visible, sims, -1.0)
+            k = min(k, int(visible.sum()))
+        k = min(k, len(sims))
+        if k <= 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        rows = np.argpartition(-sims, k - 1)[:k] if k < len(sims) else np.arange(len(sims))
+        rows = rows[np.argsort(-sims[rows], kind="stable")]
+        return rows, sims[rows]
+
+    @abc.abstractmethod
+    def touch(self, ids: Sequence[int], now: datetime, audit: AuditEvent | None) -> None:
+        """Count a retrieval of ``ids`` at ``now``, with its audit line, atomically."""
+
+    @abc.abstractmethod
+    def set_floor(self, memory_id: int, floor: int, audit: AuditEvent) -> None: ...
+
+    @abc.abstractmethod
+    def set_layout(self, ids: Sequence[int], x: np.ndarray, y: np.ndarray) -> None: ...
+
+    # -- audit and profiles -------------------------------------------------
+    @abc.abstractmethod
+    def record(self, event: AuditEvent) -> None: ...
+
+    @abc.abstractmethod
+    def audit(
+        self,
+        *,
+        agent_id: str | None = None,
+        actions: Sequence[str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        memory_id: int | None = None,
+        limit: int = 200,
+    ) -> list[AuditEvent]: ...
+
+    @abc.abstractmethod
+    def profile(self, agent_id: str) -> dict[str, Any] | None: ...
+
+    @abc.abstractmethod
+    def profiles(self) -> dict[str, dict[str, Any]]: ...
+
+    @abc.abstractmethod
+    def set_profile(self, agent_id: str, values: dict[str, Any], audit: AuditEvent) -> None: ...
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def utc(value: datetime) -> datetime:
+    """``value`` as an aware UTC datetime; naive values are taken to be UTC."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc)
+
+
+def iso(value: datetime | None) -> str | None:
+    if value is None:
+        return None
+    return utc(value).isoformat().replace("+00:00", "Z")
+
+
+def to_seconds(value: datetime) -> float:
+    return utc(value).timestamp()
+
+
+def from_seconds(value: float) -> datetime | None:
+    if value is None or np.isnan(value):
+        return None
+    return datetime.fromtimestamp(float(value), tz=timezone.utc)
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)

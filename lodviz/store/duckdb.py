@@ -1,0 +1,642 @@
+"""The embedded default store: one DuckDB file, no server.
+
+The store owns its connection. Schema changes are small numbered functions in
+``MIGRATIONS``, applied in order when a file is opened and recorded in the
+``_migrations`` table, so an old file is brought forward on open.
+
+Searches read embeddings from an in-process copy of the numeric columns and
+the unit-normalised embedding matrix, loaded once and kept in step with every
+write this store makes. That is sound because DuckDB lets one process write a
+file: nobody else can change it under us. All access goes through one lock, so
+the app's and the MCP server's threads can share a store.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from lodviz.errors import StoreError
+from lodviz.store.base import (
+    AuditEvent,
+    MemoryRecord,
+    NewMemory,
+    State,
+    Store,
+    dumps,
+    from_seconds,
+    utc,
+)
+
+log = logging.getLogger("lodviz.store")
+
+# -- migrations -------------------------------------------------------------
+
+
+def _m001_initial(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL)")
+    con.execute(
+        """
+        CREATE TABLE memories (
+            id BIGINT PRIMARY KEY,
+            text VARCHAR NOT NULL,
+            summary VARCHAR NOT NULL,
+            headline VARCHAR NOT NULL,
+            embedding FLOAT[] NOT NULL,
+            embedding_model VARCHAR NOT NULL,
+            content_hash VARCHAR NOT NULL UNIQUE,
+            created_at TIMESTAMP NOT NULL,
+            last_retrieved_at TIMESTAMP,
+            retrieval_count INTEGER NOT NULL DEFAULT 0,
+            floor TINYINT NOT NULL DEFAULT 0,
+            agent_id VARCHAR NOT NULL,
+            visibility VARCHAR NOT NULL,
+            kind VARCHAR NOT NULL,
+            source VARCHAR,
+            metadata VARCHAR NOT NULL DEFAULT '{}'
+        )
+        """
+    )
+    con.execute("CREATE SEQUENCE audit_id START 1")
+    con.execute(
+        """
+        CREATE TABLE audit (
+            id BIGINT PRIMARY KEY DEFAULT nextval('audit_id'),
+            occurred_at TIMESTAMP NOT NULL,
+            action VARCHAR NOT NULL,
+            actor VARCHAR NOT NULL,
+            agent_id VARCHAR,
+            memory_id BIGINT,
+            query VARCHAR,
+            details VARCHAR NOT NULL DEFAULT '{}'
+        )
+        """
+    )
+
+
+def _m002_profiles(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(
+        """
+        CREATE TABLE profiles (
+            agent_id VARCHAR PRIMARY KEY,
+            alpha DOUBLE NOT NULL,
+            lam DOUBLE NOT NULL,
+            theta1 DOUBLE NOT NULL,
+            theta2 DOUBLE NOT NULL,
+            theta3 DOUBLE NOT NULL,
+            k INTEGER NOT NULL,
+            updated_at TIMESTAMP NOT NULL
+        )
+        """
+    )
+
+
+def _m003_layout(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("ALTER TABLE memories ADD COLUMN layout_x DOUBLE")
+    con.execute("ALTER TABLE memories ADD COLUMN layout_y DOUBLE")
+    con.execute("CREATE TABLE artifacts (name VARCHAR PRIMARY KEY, data BLOB NOT NULL)")
+
+
+MIGRATIONS: list[tuple[str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
+    ("001_initial", _m001_initial),
+    ("002_profiles", _m002_profiles),
+    ("003_layout", _m003_layout),
+]
+
+
+def apply_migrations(con: duckdb.DuckDBPyConnection, upto: str | None = None) -> list[str]:
+    """Apply pending migrations in order (up to and including ``upto``)."""
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)"
+    )
+    done = {row[0] for row in con.execute("SELECT name FROM _migrations").fetchall()}
+    applied = []
+    for name, migrate in MIGRATIONS:
+        if name not in done:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                migrate(con)
+                con.execute("INSERT INTO _migrations VALUES (?, ?)", [name, _naive(_utcnow())])
+                con.execute("COMMIT")
+            except Exception:
+                con.execute("ROLLBACK")
+                raise
+            applied.append(name)
+            log.info("applied migration %s", name)
+        if name == upto:
+            break
+    return applied
+
+
+# -- helpers ------------------------------------------------------------------
+
+
+def _utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _naive(value: datetime | None) -> datetime | None:
+    """DuckDB TIMESTAMP holds naive UTC."""
+    return None if value is None else utc(value).replace(tzinfo=None)
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    return None if value is None else value.replace(tzinfo=timezone.utc)
+
+
+_STATE_SQL = """
+    SELECT id, epoch_us(created_at) / 1e6 AS created_at,
+           epoch_us(last_retrieved_at) / 1e6 AS last_retrieved_at,
+           retrieval_count, floor, agent_id, visibility = 'shared' AS shared, kind,
+           layout_x, layout_y, embedding
+    FROM memories {where} ORDER BY id
+"""
+
+_RECORD_COLUMNS = (
+    "id, text, summary, headline, embedding_model, content_hash, created_at, "
+    "last_retrieved_at, retrieval_count, floor, agent_id, visibility, kind, source, "
+    "metadata, layout_x, layout_y"
+)
+
+
+class _Cache:
+    """State arrays and the unit embedding matrix, grown by doubling."""
+
+    def __init__(self, state: State, vectors: np.ndarray) -> None:
+        self.n = len(state)
+        self._state = state
+        self._vectors = vectors
+
+    def state(self) -> State:
+        return self._state.take(slice(0, self.n))
+
+    def vectors(self) -> np.ndarray:
+        return self._vectors[: self.n]
+
+    def append(self, state: State, vectors: np.ndarray) -> None:
+        need = self.n + len(state)
+        if need > len(self._state.ids):
+            capacity = max(need, 2 * len(self._state.ids), 1024)
+            grown = {}
+            for name in State.__dataclass_fields__:
+                old = getattr(self._state, name)
+                new = np.empty(capacity, dtype=old.dtype)
+                new[: self.n] = old[: self.n]
+                grown[name] = new
+            self._state = State(**grown)
+            matrix = np.empty((capacity, vectors.shape[1]), dtype=np.float32)
+            matrix[: self.n] = self._vectors[: self.n]
+            self._vectors = matrix
+        for name in State.__dataclass_fields__:
+            getattr(self._state, name)[self.n : need] = getattr(state, name)
+        self._vectors[self.n : need] = vectors
+        self.n = need
+
+    def rows(self, ids: Sequence[int]) -> np.ndarray:
+        return np.searchsorted(self._state.ids[: self.n], np.asarray(ids, dtype=np.int64))
+
+    def column(self, name: str) -> np.ndarray:
+        return getattr(self._state, name)
+
+
+class DuckDBStore(Store):
+    """A store in one DuckDB file (or ``:memory:``)."""
+
+    def __init__(self, path: str | Path = ":memory:", *, read_only: bool = False) -> None:
+        self.path = str(path)
+        self.read_only = read_only
+        if self.path != ":memory:":
+            parent = Path(self.path).expanduser().resolve().parent
+            if not parent.is_dir():
+                raise StoreError(f"cannot create a store in {parent}: no such directory.")
+            if read_only and not Path(self.path).exists():
+                raise StoreError(f"no store at {self.path}.")
+        try:
+            self._con = duckdb.connect(self.path, read_only=read_only)
+        except duckdb.IOException as exc:
+            raise StoreError(_lock_message(self.path, exc)) from None
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot open {self.path} as a lodviz store: {exc}") from None
+        self._lock = threading.RLock()
+        self._cache: _Cache | None = None
+        try:
+            if read_only:
+                self._check_schema()
+            else:
+                apply_migrations(self._con)
+        except duckdb.Error as exc:
+            self._con.close()
+            raise StoreError(f"{self.path} is not a lodviz store: {exc}") from None
+
+    def _check_schema(self) -> None:
+        names = {r[0] for r in self._con.execute("SELECT name FROM _migrations").fetchall()}
+        missing = [name for name, _ in MIGRATIONS if name not in names]
+        if missing:
+            raise StoreError(
+                f"{self.path} needs migration {missing[0]}; open it once without read-only."
+            )
+
+    # -- transactions ---------------------------------------------------------
+
+    def _transaction(self, work: Callable[[], Any]) -> Any:
+        with self._lock:
+            self._con.execute("BEGIN TRANSACTION")
+            try:
+                result = work()
+                self._con.execute("COMMIT")
+            except BaseException:
+                self._con.execute("ROLLBACK")
+                raise
+            return result
+
+    def _insert_audit(self, event: AuditEvent) -> None:
+        at = event.at or _utcnow()
+        self._con.execute(
+            "INSERT INTO audit (occurred_at, action, actor, agent_id, memory_id, query, details) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                _naive(at),
+                event.action,
+                event.actor,
+                event.agent_id,
+                event.memory_id,
+                event.query,
+                dumps(event.details),
+            ],
+        )
+
+    # -- meta and artifacts ---------------------------------------------------
+
+    def meta(self) -> dict[str, str]:
+        with self._lock:
+            return dict(self._con.execute("SELECT key, value FROM meta").fetchall())
+
+    def set_meta(self, values: dict[str, str]) -> None:
+        def work() -> None:
+            for key, value in values.items():
+                self._con.execute(
+                    "INSERT OR REPLACE INTO meta VALUES (?, ?)", [key, str(value)]
+                )
+
+        self._transaction(work)
+
+    def artifact(self, name: str) -> bytes | None:
+        with self._lock:
+            row = self._con.execute("SELECT data FROM artifacts WHERE name = ?", [name]).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def set_artifact(self, name: str, data: bytes) -> None:
+        self._transaction(
+            lambda: self._con.execute(
+                "INSERT OR REPLACE INTO artifacts VALUES (?, ?)", [name, data]
+            )
+        )
+
+    # -- memories -------------------------------------------------------------
+
+    def existing_hashes(self, hashes: Iterable[str]) -> set[str]:
+        hashes = list(hashes)
+        if not hashes:
+            return set()
+        with self._lock:
+            rows = self._con.execute(
+                "SELECT content_hash FROM memories WHERE content_hash IN "
+                "(SELECT unnest(?::VARCHAR[]))",
+                [hashes],
+            ).fetchall()
+        return {r[0] for r in rows}
+
+    def insert(self, memories: Sequence[NewMemory], audit: AuditEvent | None) -> list[int | None]:
+        with self._lock:
+            existing = self.existing_hashes(m.content_hash for m in memories)
+            seen: set[str] = set()
+            fresh: list[int] = []
+            for i, m in enumerate(memories):
+                if m.content_hash in existing or m.content_hash in seen:
+                    continue
+                seen.add(m.content_hash)
+                fresh.append(i)
+            start = int(self._con.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()[0])
+            ids: list[int | None] = [None] * len(memories)
+            for offset, i in enumerate(fresh):
+                ids[i] = start + 1 + offset
+            rows = [memories[i] for i in fresh]
+            if not rows:
+                if audit is not None:
+                    self._transaction(lambda: self._insert_audit(audit))
+                return ids
+            dim = len(rows[0].embedding)
+            vectors = np.vstack([np.asarray(m.embedding, dtype=np.float32) for m in rows])
+            table = pa.table(
+                {
+                    "id": pa.array([ids[i] for i in fresh], pa.int64()),
+                    "text": [m.text for m in rows],
+                    "summary": [m.summary for m in rows],
+                    "headline": [m.headline for m in rows],
+                    "embedding": pa.FixedSizeListArray.from_arrays(
+                        pa.array(vectors.ravel(), pa.float32()), dim
+                    ).cast(pa.list_(pa.float32())),
+                    "embedding_model": [m.embedding_model for m in rows],
+                    "content_hash": [m.content_hash for m in rows],
+                    "created_at": pa.array([_naive(m.created_at) for m in rows], pa.timestamp("us")),
+                    "last_retrieved_at": pa.array(
+                        [_naive(m.last_retrieved_at) for m in rows], pa.timestamp("us")
+                    ),
+                    "retrieval_count": pa.array([m.retrieval_count for m in rows], pa.int32()),
+                    "floor": pa.array([m.floor for m in rows], pa.int8()),
+                    "agent_id": [m.agent_id for m in rows],
+                    "visibility": [m.visibility for m in rows],
+                    "kind": [m.kind for m in rows],
+                    "source": pa.array([m.source for m in rows], pa.string()),
+                    "metadata": [dumps(m.metadata) for m in rows],
+                }
+            )
+
+            def work() -> None:
+                self._con.register("_incoming", table)
+                try:
+                    self._con.execute(
+                        "INSERT INTO memories (id, text, summary, headline, embedding, "
+                        "embedding_model, content_hash, created_at, last_retrieved_at, "
+                        "retrieval_count, floor, agent_id, visibility, kind, source, metadata) "
+                        "SELECT id, text, summary, headline, embedding, embedding_model, "
+                        "content_hash, created_at, last_retrieved_at, retrieval_count, floor, "
+                        "agent_id, visibility, kind, source, metadata FROM _incoming"
+                    )
+                finally:
+                    self._con.unregister("_incoming")
+                if audit is not None:
+                    audit.details.setdefault("ids", [ids[i] for i in fresh])
+                    self._insert_audit(audit)
+
+            self._transaction(work)
+            if self._cache is not None:
+                self._cache.append(_state_of(rows, [ids[i] for i in fresh]), _unit(vectors))
+            return ids
+
+    def get(self, ids: Sequence[int]) -> dict[int, MemoryRecord]:
+        ids = [int(i) for i in ids]
+        if not ids:
+            return {}
+        with self._lock:
+            rows = self._con.execute(
+                f"SELECT {_RECORD_COLUMNS} FROM memories WHERE id IN (SELECT unnest(?::BIGINT[]))",
+                [ids],
+            ).fetchall()
+        return {row[0]: _record(row) for row in rows}
+
+    def count(self) -> int:
+        with self._lock:
+            return int(self._con.execute("SELECT count(*) FROM memories").fetchone()[0])
+
+    def _load(self) -> _Cache:
+        with self._lock:
+            if self._cache is None:
+                table = self._con.sql(_STATE_SQL.format(where="")).to_arrow_table()
+                self._cache = _Cache(*_state_from_arrow(table))
+            return self._cache
+
+    def state(self) -> State:
+        return self._load().state()
+
+    def unit_vectors(self) -> np.ndarray:
+        return self._load().vectors()
+
+    def touch(self, ids: Sequence[int], now: datetime, audit: AuditEvent | None) -> None:
+        ids = [int(i) for i in ids]
+
+        def work() -> None:
+            if ids:
+                self._con.execute(
+                    "UPDATE memories SET last_retrieved_at = ?, "
+                    "retrieval_count = retrieval_count + 1 "
+                    "WHERE id IN (SELECT unnest(?::BIGINT[]))",
+                    [_naive(now), ids],
+                )
+            if audit is not None:
+                self._insert_audit(audit)
+
+        with self._lock:
+            self._transaction(work)
+            if self._cache is not None and ids:
+                rows = self._cache.rows(ids)
+                self._cache.column("last_retrieved_at")[rows] = utc(now).timestamp()
+                self._cache.column("retrieval_count")[rows] += 1
+
+    def set_floor(self, memory_id: int, floor: int, audit: AuditEvent) -> None:
+        def work() -> None:
+            self._con.execute(
+                "UPDATE memories SET floor = ? WHERE id = ?", [int(floor), int(memory_id)]
+            )
+            self._insert_audit(audit)
+
+        with self._lock:
+            self._transaction(work)
+            if self._cache is not None:
+                self._cache.column("floor")[self._cache.rows([memory_id])] = floor
+
+    def set_layout(self, ids: Sequence[int], x: np.ndarray, y: np.ndarray) -> None:
+        table = pa.table(
+            {
+                "id": pa.array(np.asarray(ids, dtype=np.int64)),
+                "x": pa.array(np.asarray(x, dtype=np.float64)),
+                "y": pa.array(np.asarray(y, dtype=np.float64)),
+            }
+        )
+
+        def work() -> None:
+            self._con.register("_layout", table)
+            try:
+                self._con.execute(
+                    "UPDATE memories SET layout_x = _layout.x, layout_y = _layout.y "
+                    "FROM _layout WHERE memories.id = _layout.id"
+                )
+            finally:
+                self._con.unregister("_layout")
+
+        with self._lock:
+            self._transaction(work)
+            if self._cache is not None:
+                rows = self._cache.rows(ids)
+                self._cache.column("x")[rows] = x
+                self._cache.column("y")[rows] = y
+
+    # -- audit and profiles ---------------------------------------------------
+
+    def record(self, event: AuditEvent) -> None:
+        self._transaction(lambda: self._insert_audit(event))
+
+    def audit(
+        self,
+        *,
+        agent_id: str | None = None,
+        actions: Sequence[str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        memory_id: int | None = None,
+        limit: int = 200,
+    ) -> list[AuditEvent]:
+        clauses, args = [], []
+        if agent_id is not None:
+            clauses.append("agent_id = ?")
+            args.append(agent_id)
+        if actions:
+            clauses.append("action IN (SELECT unnest(?::VARCHAR[]))")
+            args.append(list(actions))
+        if since is not None:
+            clauses.append("occurred_at >= ?")
+            args.append(_naive(since))
+        if until is not None:
+            clauses.append("occurred_at <= ?")
+            args.append(_naive(until))
+        if memory_id is not None:
+            clauses.append("memory_id = ?")
+            args.append(int(memory_id))
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        with self._lock:
+            rows = self._con.execute(
+                "SELECT id, occurred_at, action, actor, agent_id, memory_id, query, details FROM audit "
+                f"{where} ORDER BY id DESC LIMIT ?",
+                [*args, int(limit)],
+            ).fetchall()
+        return [
+            AuditEvent(
+                id=r[0],
+                at=_aware(r[1]),
+                action=r[2],
+                actor=r[3],
+                agent_id=r[4],
+                memory_id=r[5],
+                query=r[6],
+                details=json.loads(r[7]),
+            )
+            for r in rows
+        ]
+
+    _PROFILE_FIELDS = ("alpha", "lam", "theta1", "theta2", "theta3", "k")
+
+    def profile(self, agent_id: str) -> dict[str, Any] | None:
+        return self.profiles().get(agent_id)
+
+    def profiles(self) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            rows = self._con.execute(
+                f"SELECT agent_id, {', '.join(self._PROFILE_FIELDS)} FROM profiles ORDER BY agent_id"
+            ).fetchall()
+        return {r[0]: dict(zip(self._PROFILE_FIELDS, r[1:])) for r in rows}
+
+    def set_profile(self, agent_id: str, values: dict[str, Any], audit: AuditEvent) -> None:
+        def work() -> None:
+            self._con.execute(
+                f"INSERT OR REPLACE INTO profiles (agent_id, {', '.join(self._PROFILE_FIELDS)}, "
+                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [agent_id, *(values[f] for f in self._PROFILE_FIELDS), _naive(_utcnow())],
+            )
+            self._insert_audit(audit)
+
+        self._transaction(work)
+
+    # -- aggregates used by stats ---------------------------------------------
+
+    def sql(self, query: str, args: Sequence[Any] = ()) -> list[tuple]:
+        """Run a read-only aggregate query (used by ``stats`` and ``export``)."""
+        with self._lock:
+            return self._con.execute(query, list(args)).fetchall()
+
+    def close(self) -> None:
+        with self._lock:
+            try:
+                self._con.close()
+            except duckdb.Error:  # already closed
+                pass
+
+
+def _lock_message(path: str, exc: Exception) -> str:
+    text = str(exc)
+    if "lock" in text.lower():
+        return (
+            f"{path} is open in another lodviz process (DuckDB allows one writer); "
+            "use that process (for example `lodviz serve`'s MCP endpoint) or stop it first."
+        )
+    return f"cannot open {path}: {text.splitlines()[0]}"
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    from lodviz.scoring import normalize_rows
+
+    return normalize_rows(vectors)
+
+
+def _state_of(rows: Sequence[NewMemory], ids: Sequence[int]) -> State:
+    return State(
+        ids=np.asarray(ids, dtype=np.int64),
+        created_at=np.array([utc(m.created_at).timestamp() for m in rows], dtype=np.float64),
+        last_retrieved_at=np.array(
+            [utc(m.last_retrieved_at).timestamp() if m.last_retrieved_at else np.nan for m in rows],
+            dtype=np.float64,
+        ),
+        retrieval_count=np.array([m.retrieval_count for m in rows], dtype=np.int64),
+        floor=np.array([m.floor for m in rows], dtype=np.int8),
+        agent_id=np.array([m.agent_id for m in rows], dtype=object),
+        shared=np.array([m.visibility == "shared" for m in rows], dtype=bool),
+        kind=np.array([m.kind for m in rows], dtype=object),
+        x=np.full(len(rows), np.nan),
+        y=np.full(len(rows), np.nan),
+    )
+
+
+def _state_from_arrow(table: pa.Table) -> tuple[State, np.ndarray]:
+    def col(name: str, dtype: Any, fill: Any = None) -> np.ndarray:
+        column = table.column(name)
+        if fill is not None:
+            column = column.fill_null(fill)
+        return np.array(column.to_numpy(), dtype=dtype)
+
+    n = table.num_rows
+    state = State(
+        ids=col("id", np.int64),
+        created_at=col("created_at", np.float64),
+        last_retrieved_at=col("last_retrieved_at", np.float64, fill=float("nan")),
+        retrieval_count=col("retrieval_count", np.int64),
+        floor=col("floor", np.int8),
+        agent_id=np.asarray(table.column("agent_id").to_pylist(), dtype=object),
+        shared=col("shared", bool),
+        kind=np.asarray(table.column("kind").to_pylist(), dtype=object),
+        x=col("layout_x", np.float64, fill=float("nan")),
+        y=col("layout_y", np.float64, fill=float("nan")),
+    )
+    if n == 0:
+        return state, np.zeros((0, 0), dtype=np.float32)
+    flat = table.column("embedding").combine_chunks().flatten().to_numpy()
+    vectors = _unit(flat.reshape(n, -1))
+    return state, vectors
+
+
+def _record(row: tuple) -> MemoryRecord:
+    return MemoryRecord(
+        id=row[0],
+        text=row[1],
+        summary=row[2],
+        headline=row[3],
+        embedding_model=row[4],
+        content_hash=row[5],
+        created_at=_aware(row[6]),
+        last_retrieved_at=_aware(row[7]),
+        retrieval_count=row[8],
+        floor=row[9],
+        agent_id=row[10],
+        visibility=row[11],
+        kind=row[12],
+        source=row[13],
+        metadata=json.loads(row[14]),
+        x=row[15],
+        y=row[16],
+    )
