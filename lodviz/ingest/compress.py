@@ -3,8 +3,9 @@
 Compression happens once, at write time. The default runs offline with no LLM:
 it splits the text into sentences, embeds them with the store's embedding
 model, and keeps the most central ones (closest to the text's mean sentence
-vector) in their original order until the summary reaches its share of the
-length; the headline is the most central short sentence. Texts shorter than
+vector), after the lead sentence, in their original order until the summary
+reaches its share of the length; the headline is the lead sentence, shortened
+at a clause boundary to about 22 words. Texts shorter than
 ``short_threshold`` characters are their own summary.
 """
 
@@ -29,8 +30,15 @@ class Compressor(Protocol):
     def compress(self, texts: Sequence[str]) -> list[Compressed]: ...
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?;:])[\"”')\]]*\s+(?=[\"“'(\[]?[A-Z0-9@#$£€-])")
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"”')\]]*\s+(?=[\"“'(\[]?[A-Z0-9@#$£€])")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+# A full stop after these is not the end of a sentence.
+_ABBREVIATIONS = {
+    "dr", "mr", "mrs", "ms", "prof", "st", "rev", "vs", "nos", "inc", "ltd", "co",
+    "corp", "approx", "dept", "fig", "al", "e.g", "i.e", "etc", "jan", "feb", "mar", "apr",
+    "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "art", "sec", "para", "cl",
+    "v", "u.s", "u.k", "ph.d", "m.d", "mg", "vol", "p", "pp", "est",
+}
 
 
 def split_sentences(text: str) -> list[str]:
@@ -40,7 +48,17 @@ def split_sentences(text: str) -> list[str]:
         line = _BULLET.sub("", line).strip()
         if not line:
             continue
-        pieces.extend(part.strip() for part in _SENTENCE_END.split(line) if part.strip())
+        current = ""
+        for part in _SENTENCE_END.split(line):
+            current = f"{current} {part}".strip() if current else part.strip()
+            last = current.rstrip(".").rsplit(None, 1)[-1].lower().lstrip("([\"'“") if current.strip() else ""
+            if current.endswith(".") and (last in _ABBREVIATIONS or len(last) == 1):
+                continue  # "Dr. Solberg", "rev. Nov", "J. Smith": keep going
+            if current:
+                pieces.append(current)
+            current = ""
+        if current:
+            pieces.append(current)
     return pieces
 
 
@@ -87,10 +105,7 @@ class ExtractiveCompressor:
             block = vectors[position : position + n]
             position += n
             centre = block.mean(axis=0)
-            # Centrality, with a small lead bias: agents' notes, like news, tend
-            # to state the point first.
-            lead = 0.12 * (1.0 - np.arange(n) / n)
-            ranked[i] = np.argsort(-(block @ centre + lead), kind="stable")
+            ranked[i] = np.argsort(-(block @ centre), kind="stable")
         for i, text in enumerate(texts):
             sentences = split[i]
             order = ranked.get(i, np.arange(len(sentences)))
@@ -98,33 +113,30 @@ class ExtractiveCompressor:
         return out
 
     def _compress_one(self, text: str, sentences: list[str], order: np.ndarray) -> Compressed:
-        headline = self._headline(sentences, order)
-        if len(text) <= self.short_threshold or len(sentences) == 1:
-            summary = text if len(text) <= self.short_threshold else self._trim(text)
-            return Compressed(summary=summary, headline=headline)
+        headline = self._headline(sentences)
+        if len(text) <= self.short_threshold:
+            return Compressed(summary=text, headline=headline)
         target = max(self.ratio * len(text), 1)
-        chosen: list[int] = []
-        length = 0
+        # The lead states the point in agents' notes as in news; central
+        # sentences add what the rest of the text is mostly about.
+        chosen = [0]
+        length = len(sentences[0])
         for index in order:
+            index = int(index)
             if length >= target:
                 break
-            if chosen and length + len(sentences[index]) > 1.6 * target:
-                continue  # a long sentence would overshoot; try a shorter one
-            chosen.append(int(index))
+            if index in chosen or length + len(sentences[index]) > 1.6 * target:
+                continue
+            chosen.append(index)
             length += len(sentences[index]) + 1
         summary = " ".join(sentences[j] for j in sorted(chosen))
-        if len(summary) > 1.6 * target + 80:
-            summary = self._trim(summary)
+        if len(summary) > 1.6 * target + 60:
+            summary = shorten(summary, max(int(target / 6), self.headline_words + 8))
         return Compressed(summary=summary, headline=headline)
 
-    def _trim(self, text: str) -> str:
-        limit = max(int(self.ratio * len(text)), self.short_threshold)
-        return shorten(text, max(limit // 6, self.headline_words))
-
-    def _headline(self, sentences: list[str], order: np.ndarray) -> str:
-        # The most central sentence that is short enough; else the most central, cut.
-        for index in order:
-            if len(sentences[index].split()) <= self.headline_words:
-                if len(sentences[index].split()) >= 4 or len(sentences) == 1:
-                    return sentences[index].strip()
-        return shorten(sentences[int(order[0])], self.headline_words)
+    def _headline(self, sentences: list[str]) -> str:
+        lead = sentences[0]
+        # A lead like "Board, 12 Dec — decisions:" says little alone; join the next.
+        if len(lead.split()) < 6 and len(sentences) > 1:
+            lead = f"{lead} {sentences[1]}"
+        return shorten(lead, self.headline_words)

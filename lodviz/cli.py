@@ -1,0 +1,520 @@
+"""The ``lodviz`` command line.
+
+Every command opens the store given by ``--store`` (or ``$LODVIZ_STORE``,
+default ``./lodviz.duckdb``), calls the ``Memory`` service and prints. Errors
+the library raises on purpose become one line on stderr and exit status 1.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+import os
+import sys
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+import lodviz
+from lodviz.errors import LodvizError
+from lodviz.ingest.importers import read_any
+from lodviz.memory import Memory, Result
+from lodviz.params import PRESETS, Params
+from lodviz.scoring import Tier
+from lodviz.store.base import iso
+
+DEFAULT_STORE = "lodviz.duckdb"
+TIER_COLOURS = {Tier.FULL: "green", Tier.SUMMARY: "cyan", Tier.HEADLINE: "white"}
+
+
+class _Group(click.Group):
+    """Turns lodviz's own errors into one line and exit status 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except LodvizError as exc:
+            click.secho(f"Error: {exc}", fg="red", err=True)
+            ctx.exit(1)
+        except KeyboardInterrupt:
+            click.echo("Interrupted.", err=True)
+            ctx.exit(130)
+
+
+class _State:
+    def __init__(self, store: str, model: str | None) -> None:
+        self.store = store
+        self.model = model
+        self._memory: Memory | None = None
+
+    def open(self, *, must_exist: bool = False, read_only: bool = False) -> Memory:
+        if self._memory is None:
+            if must_exist and self.store != ":memory:" and not Path(self.store).exists():
+                raise lodviz.StoreError(
+                    f"no store at {self.store}; create one with `lodviz ingest` or pass --store."
+                )
+            self._memory = lodviz.open(self.store, model=self.model, actor="cli", read_only=read_only)
+        return self._memory
+
+    def close(self) -> None:
+        if self._memory is not None:
+            self._memory.close()
+
+
+pass_state = click.make_pass_decorator(_State)
+
+
+@click.group(cls=_Group)
+@click.option(
+    "--store",
+    envvar="LODVIZ_STORE",
+    default=DEFAULT_STORE,
+    show_default=True,
+    help="The DuckDB store file (env LODVIZ_STORE).",
+)
+@click.option(
+    "--model",
+    envvar="LODVIZ_EMBEDDING_MODEL",
+    default=None,
+    help="A sentence-transformers model name or path (default: bundled all-MiniLM-L6-v2).",
+)
+@click.option("-v", "--verbose", is_flag=True, help="Log what lodviz does to stderr.")
+@click.version_option(lodviz.__version__, prog_name="lodviz")
+@click.pass_context
+def cli(ctx: click.Context, store: str, model: str | None, verbose: bool) -> None:
+    """LOD memory for AI agents: every memory at three resolutions, a query as the camera."""
+    if verbose:
+        logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+    state = _State(store, model)
+    ctx.obj = state
+    ctx.call_on_close(state.close)
+
+
+# -- shared options ------------------------------------------------------------
+
+
+def _param_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    for option in reversed(
+        [
+            click.option("--alpha", type=float, help="Weight of similarity vs recency, 0-1."),
+            click.option("--lambda", "lam", type=float, help="Decay rate per day."),
+            click.option("--theta1", type=float, help="Score for FULL."),
+            click.option("--theta2", type=float, help="Score for SUMMARY."),
+            click.option("--theta3", type=float, help="Score for HEADLINE."),
+            click.option("-k", "--k", "k", type=int, help="How many nearest memories to consider."),
+            click.option("--preset", type=click.Choice(sorted(PRESETS)), help="Start from a preset."),
+        ]
+    ):
+        func = option(func)
+    return func
+
+
+def _params(mem: Memory, agent: str | None, preset: str | None, **values: Any) -> Params:
+    base = lodviz.preset(preset) if preset else mem.profile(agent)
+    return base.with_(**values)
+
+
+def _echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+# -- writing -----------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--agent", "agent_id", help="agent_id for records that have none.")
+@click.option("--kind", help="kind for records that have none.")
+@click.option("--visibility", type=click.Choice(["private", "shared"]), help="Visibility for records that have none.")
+@click.option("--batch-size", default=256, show_default=True, help="Memories per transaction.")
+@click.option("--embed", "embed_field", type=click.Choice(["summary", "full"]), help="Which text a new store embeds (default summary).")
+@pass_state
+def ingest(state: _State, path: Path, agent_id: str | None, kind: str | None, visibility: str | None, batch_size: int, embed_field: str | None) -> None:
+    """Import memories from a JSONL or CSV file or a folder of Markdown/text files.
+
+    The whole input is validated first; a bad record stops the import with its
+    line number and nothing is written.
+    """
+    defaults = {k: v for k, v in {"agent_id": agent_id, "kind": kind, "visibility": visibility}.items() if v}
+    records = read_any(path, defaults)
+    if not records:
+        raise lodviz.InvalidInput(f"{path} holds no memories.")
+    if batch_size < 1:
+        raise lodviz.InvalidParameters("--batch-size must be at least 1.")
+    if embed_field:
+        mem = lodviz.open(state.store, model=state.model, actor="cli", embed_field=embed_field)
+        state._memory = mem
+    else:
+        mem = state.open()
+    from tqdm import tqdm
+
+    with tqdm(total=len(records), unit="mem", desc="ingest", file=sys.stderr, disable=len(records) < 50) as bar:
+        report = mem.add_many(records, batch_size=batch_size, progress=bar.update)
+    click.echo(f"Added {len(report.added)} memories, skipped {report.skipped} duplicates; the store holds {len(mem)}.")
+
+
+@cli.command()
+@click.argument("text")
+@click.option("--agent", "agent_id", default="default", show_default=True)
+@click.option("--kind", default="note", show_default=True)
+@click.option("--visibility", type=click.Choice(["private", "shared"]), default="private", show_default=True)
+@click.option("--source")
+@click.option("--created-at", help="ISO 8601 time (default now).")
+@pass_state
+def add(state: _State, text: str, agent_id: str, kind: str, visibility: str, source: str | None, created_at: str | None) -> None:
+    """Store one memory."""
+    mem = state.open()
+    memory_id = mem.add(text, agent_id=agent_id, kind=kind, visibility=visibility, source=source, created_at=created_at)
+    record = mem.get(memory_id)
+    click.echo(f"Stored memory {memory_id}: {record.headline}")
+
+
+# -- reading -------------------------------------------------------------------------
+
+
+def _print_result(result: Result, headlines: int, show_scores: bool = True) -> None:
+    counts = result.counts
+    title = f"{result.mode}" + (f" {result.query!r}" if result.query else "")
+    click.echo(
+        click.style(title, bold=True)
+        + f"  agent={result.agent_id or 'all'}  now={iso(result.now)}"
+        + f"  alpha={result.params.alpha} lambda={result.params.lam} "
+        + f"θ=({result.params.theta1}, {result.params.theta2}, {result.params.theta3}) k={result.params.k}"
+    )
+    if result.exclude:
+        click.echo(f"excluding: {', '.join(result.exclude)}")
+    click.echo(
+        f"{counts['FULL']} full · {counts['SUMMARY']} summaries · {counts['HEADLINE']} headlines"
+        f"  (~{result.tokens} tokens"
+        + (f" of a {result.budget_tokens} budget" if result.budget_tokens else "")
+        + f"; {result.candidates} candidates)"
+    )
+    for tier in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE):
+        items = result.by_tier(tier)
+        if not items:
+            continue
+        click.echo()
+        click.secho(f"── {tier.name} ({len(items)}) " + "─" * 40, fg=TIER_COLOURS[tier], bold=True)
+        shown = items if tier != Tier.HEADLINE else items[:headlines]
+        for item in shown:
+            scores = (
+                f" S={item.similarity:.2f} D={item.decay:.2f} L={item.score:.2f}"
+                + (f" −{item.penalty:.2f}" if item.penalty else "")
+                if show_scores
+                else ""
+            )
+            meta = f"[{item.id}] {item.agent_id} · {item.kind} · {item.created_at.date()}{scores}"
+            if item.floor > Tier.OUT:
+                meta += f" · floor {item.floor.name}"
+            if tier == Tier.HEADLINE:
+                click.echo(f"  {click.style(meta, dim=True)}  {item.content}")
+            else:
+                click.echo(click.style(meta, dim=True))
+                click.echo(_indent(item.content))
+        if len(shown) < len(items):
+            click.secho(f"  … {len(items) - len(shown)} more headlines (--headlines N to show more)", dim=True)
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines())
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--agent", "agent_id", help="Search as this agent (its profile and visibility).")
+@_param_options
+@click.option("--exclude", "-x", multiple=True, help="A topic to push away (repeatable).")
+@click.option("--budget", "budget_tokens", type=int, help="Token budget the result must fit.")
+@click.option("--now", help="Score as of this ISO 8601 time.")
+@click.option("--no-touch", is_flag=True, help="Look without counting a retrieval.")
+@click.option("--headlines", default=25, show_default=True, help="Headlines to print.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@pass_state
+def search(state: _State, query: str, agent_id: str | None, preset: str | None, exclude: tuple[str, ...], budget_tokens: int | None, now: str | None, no_touch: bool, headlines: int, as_json: bool, **values: Any) -> None:
+    """Search: the k nearest memories, each at its tier."""
+    mem = state.open(must_exist=True)
+    params = _params(mem, agent_id, preset, **values)
+    result = mem.search(query, agent_id=agent_id, params=params, exclude=list(exclude), budget_tokens=budget_tokens, now=now, touch=not no_touch)
+    if as_json:
+        _echo_json(result.to_dict())
+    else:
+        _print_result(result, headlines)
+
+
+@cli.command()
+@click.argument("memory_id")
+@click.option("--agent", "agent_id", help="Act as this agent.")
+@click.option("--json", "as_json", is_flag=True)
+@pass_state
+def expand(state: _State, memory_id: str, agent_id: str | None, as_json: bool) -> None:
+    """Print one memory in full (counts as a retrieval)."""
+    record = state.open(must_exist=True).expand(memory_id, agent_id=agent_id)
+    if as_json:
+        _echo_json(_record_dict(record))
+        return
+    click.secho(f"[{record.id}] {record.headline}", bold=True)
+    click.echo(
+        f"agent {record.agent_id} ({record.visibility}) · {record.kind} · source {record.source or '-'} · "
+        f"created {iso(record.created_at)} · retrieved {record.retrieval_count}× "
+        f"(last {iso(record.last_retrieved_at) or 'never'}) · floor {Tier(record.floor).name}"
+    )
+    click.secho("\nSummary", bold=True)
+    click.echo(record.summary)
+    click.secho("\nFull text", bold=True)
+    click.echo(record.text)
+
+
+def _record_dict(record: Any, with_texts: bool = True) -> dict[str, Any]:
+    data = {
+        "id": record.id,
+        "agent_id": record.agent_id,
+        "visibility": record.visibility,
+        "kind": record.kind,
+        "source": record.source,
+        "created_at": iso(record.created_at),
+        "last_retrieved_at": iso(record.last_retrieved_at),
+        "retrieval_count": record.retrieval_count,
+        "floor": Tier(record.floor).name,
+        "metadata": record.metadata,
+    }
+    if with_texts:
+        data = {"text": record.text, "summary": record.summary, "headline": record.headline, **data}
+    return data
+
+
+def _floor_command(action: str) -> Callable[..., None]:
+    @click.argument("memory_id")
+    @click.option("--reason", "-r", help="Why (kept in the audit log).")
+    @click.option("--agent", "agent_id", help="Act as this agent.")
+    @click.option("--to", "to", type=click.Choice([t.name for t in Tier], case_sensitive=False), help="Set the floor to this tier directly.")
+    @pass_state
+    def command(state: _State, memory_id: str, reason: str | None, agent_id: str | None, to: str | None) -> None:
+        mem = state.open(must_exist=True)
+        floor = getattr(mem, action)(memory_id, reason=reason, agent_id=agent_id, to=to)
+        record = mem.get(memory_id)
+        click.echo(f"Memory {record.id} now has tier floor {floor.name}: {record.headline}")
+
+    command.__doc__ = {
+        "promote": "Raise a memory's tier floor by one tier (FULL at most).",
+        "demote": "Lower a memory's tier floor by one tier.",
+    }[action]
+    return command
+
+
+cli.command(name="promote")(_floor_command("promote"))
+cli.command(name="demote")(_floor_command("demote"))
+
+
+@cli.command()
+@click.argument("memory_id")
+@click.argument("query", required=False)
+@click.option("--agent", "agent_id")
+@_param_options
+@click.option("--now")
+@pass_state
+def explain(state: _State, memory_id: str, query: str | None, agent_id: str | None, preset: str | None, now: str | None, **values: Any) -> None:
+    """Why a memory sits at its tier for QUERY (S, D, L, thresholds, floor)."""
+    mem = state.open(must_exist=True)
+    params = _params(mem, agent_id, preset, **values)
+    placement = mem.explain(memory_id, query, agent_id=agent_id, params=params, now=now)
+    record = mem.get(memory_id)
+    click.secho(f"[{record.id}] {record.headline}", bold=True)
+    click.echo(f"S = {placement.similarity:.4f}   D = {placement.decay:.4f}   L = {placement.score:.4f}")
+    click.echo(placement.reason)
+
+
+@cli.command()
+@click.option("--since", required=True, help="ISO 8601 start of the window.")
+@click.option("--until", help="ISO 8601 end (default now).")
+@click.option("--agent", "agent_id")
+@click.option("--limit", type=int)
+@click.option("--budget", "budget_tokens", type=int)
+@click.option("--headlines", default=25, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@pass_state
+def recent(state: _State, since: str, until: str | None, agent_id: str | None, limit: int | None, budget_tokens: int | None, headlines: int, as_json: bool) -> None:
+    """Memories created in a time window, tiered by how often they were used."""
+    result = state.open(must_exist=True).recent(since, until, agent_id=agent_id, limit=limit, budget_tokens=budget_tokens)
+    _echo_json(result.to_dict()) if as_json else _print_result(result, headlines, show_scores=False)
+
+
+@cli.command()
+@click.option("--agent", "agent_id")
+@click.option("--limit", default=50, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@pass_state
+def unseen(state: _State, agent_id: str | None, limit: int, as_json: bool) -> None:
+    """Memories never retrieved."""
+    result = state.open(must_exist=True).unseen(agent_id=agent_id, limit=limit)
+    _echo_json(result.to_dict()) if as_json else _print_result(result, limit, show_scores=False)
+
+
+@cli.command()
+@click.option("-n", default=10, show_default=True, help="How many.")
+@click.option("--agent", "agent_id")
+@click.option("--seed", type=int)
+@click.option("--json", "as_json", is_flag=True)
+@pass_state
+def sample(state: _State, n: int, agent_id: str | None, seed: int | None, as_json: bool) -> None:
+    """Resurface memories at random, weighted towards the most faded."""
+    result = state.open(must_exist=True).sample(n, agent_id=agent_id, seed=seed)
+    _echo_json(result.to_dict()) if as_json else _print_result(result, n, show_scores=False)
+
+
+# -- facts -----------------------------------------------------------------------------
+
+
+@cli.command()
+@click.option("--query", "-q", "queries", multiple=True, help="Tier counts for this query (default: the store's demo queries).")
+@click.option("--json", "as_json", is_flag=True)
+@pass_state
+def stats(state: _State, queries: tuple[str, ...], as_json: bool) -> None:
+    """Counts per agent and kind, the time span, and tier shapes per agent profile."""
+    from lodviz.stats import store_stats
+
+    data = store_stats(state.open(must_exist=True), list(queries) or None)
+    if as_json:
+        _echo_json(data)
+        return
+    click.secho(f"{data['store']}: {data['memories']} memories, {data['agents_count']} agents", bold=True)
+    if data["memories"] == 0:
+        return
+    click.echo(f"created {data['span']['first']} … {data['span']['last']} ({data['span']['days']} days); now = {data['now']}")
+    click.echo(f"embedding model {data['embedding_model']} ({data['embedding_dim']} dims, embeds the {data['embed_field']})")
+    click.secho("\nMemories per agent and kind", bold=True)
+    kinds = data["kinds"]
+    header = f"{'agent':<22}" + "".join(f"{k:>12}" for k in kinds) + f"{'shared':>9}{'total':>8}"
+    click.echo(header)
+    for agent, row in data["per_agent"].items():
+        click.echo(f"{agent:<22}" + "".join(f"{row['kinds'].get(k, 0):>12}" for k in kinds) + f"{row['shared']:>9}{row['total']:>8}")
+    click.secho("\nUsage", bold=True)
+    usage = data["usage"]
+    click.echo(
+        f"never retrieved {usage['never']} · retrieved {usage['retrieved']} (median {usage['median_count']}×, max {usage['max_count']}×)"
+        f" · floors: {', '.join(f'{k} {v}' for k, v in usage['floors'].items()) or 'none'}"
+    )
+    for block in data["queries"]:
+        click.secho(f"\nTier shapes for {block['query']!r}", bold=True)
+        click.echo(f"{'profile':<22}{'alpha':>7}{'lambda':>8}{'FULL':>7}{'SUMMARY':>9}{'HEADLINE':>10}{'OUT':>7}{'tokens':>9}")
+        for row in block["profiles"]:
+            c = row["counts"]
+            click.echo(
+                f"{row['profile']:<22}{row['alpha']:>7.2f}{row['lambda']:>8.3f}{c['FULL']:>7}{c['SUMMARY']:>9}{c['HEADLINE']:>10}{c['OUT']:>7}{row['tokens']:>9}"
+            )
+
+
+@cli.group(invoke_without_command=True)
+@click.pass_context
+def agents(ctx: click.Context) -> None:
+    """Show agents and their profiles; `agents set` changes one."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(agents_show)
+
+
+@agents.command("show")
+@click.option("--json", "as_json", is_flag=True)
+@pass_state
+def agents_show(state: _State, as_json: bool) -> None:
+    """List agents with their memory counts and profiles."""
+    mem = state.open(must_exist=True)
+    profiles = mem.profiles()
+    counts = dict(mem.store.sql("SELECT agent_id, count(*) FROM memories GROUP BY 1"))
+    names = sorted(set(profiles) | set(counts))
+    rows = [
+        {"agent_id": n, "memories": counts.get(n, 0), "profile": (profiles.get(n) or mem.profile(None)).to_dict(), "stored": n in profiles}
+        for n in names
+    ]
+    if as_json:
+        _echo_json(rows)
+        return
+    click.echo(f"{'agent':<22}{'memories':>9}{'alpha':>7}{'lambda':>8}{'theta1':>8}{'theta2':>8}{'theta3':>8}{'k':>7}")
+    for row in rows:
+        p = row["profile"]
+        tag = "" if row["stored"] else "  (defaults)"
+        click.echo(f"{row['agent_id']:<22}{row['memories']:>9}{p['alpha']:>7.2f}{p['lam']:>8.3f}{p['theta1']:>8.2f}{p['theta2']:>8.2f}{p['theta3']:>8.2f}{p['k']:>7}{tag}")
+    click.echo(f"\npresets: " + "; ".join(f"{n} (alpha {p.alpha}, lambda {p.lam})" for n, p in PRESETS.items()))
+
+
+@agents.command("set")
+@click.argument("agent_id")
+@_param_options
+@click.option("--reason", help="Why (kept in the audit log).")
+@pass_state
+def agents_set(state: _State, agent_id: str, preset: str | None, reason: str | None, **values: Any) -> None:
+    """Set AGENT_ID's profile from a preset and/or values (recorded in the audit log)."""
+    if not preset and all(v is None for v in values.values()):
+        raise click.UsageError("give --preset or at least one of --alpha/--lambda/--theta1/--theta2/--theta3/--k.")
+    params = state.open().set_profile(agent_id, preset, reason=reason, **values)
+    click.echo(f"Profile of {agent_id}: " + ", ".join(f"{k}={v}" for k, v in params.to_dict().items()))
+
+
+@cli.command()
+@click.option("--output", "-o", type=click.Path(path_type=Path), help="File to write (default stdout).")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True)
+@click.option("--agent", "agent_id", help="Only what this agent may see.")
+@pass_state
+def export(state: _State, output: Path | None, fmt: str, agent_id: str | None) -> None:
+    """Write every memory (texts, usage history, floor) as JSONL or CSV; `ingest` reads it back."""
+    mem = state.open(must_exist=True)
+    all_ids = [r[0] for r in mem.store.sql("SELECT id FROM memories ORDER BY id")]
+    rows = []
+    for start in range(0, len(all_ids), 2000):
+        records = mem.store.get(all_ids[start : start + 2000])
+        for memory_id in all_ids[start : start + 2000]:
+            record = records[memory_id]
+            if agent_id and record.agent_id != agent_id and record.visibility != "shared":
+                continue
+            rows.append(_record_dict(record))
+    handle = open(output, "w", encoding="utf-8", newline="") if output else sys.stdout
+    try:
+        if fmt == "jsonl":
+            for row in rows:
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        else:
+            fields = list(rows[0]) if rows else ["text"]
+            writer = csv.DictWriter(handle, fieldnames=fields)
+            writer.writeheader()
+            for row in rows:
+                writer.writerow({**row, "metadata": json.dumps(row["metadata"], ensure_ascii=False)})
+    finally:
+        if output:
+            handle.close()
+    if output:
+        click.echo(f"Wrote {len(rows)} memories to {output}.", err=True)
+
+
+@cli.command()
+@click.option("--agent", "agent_id")
+@click.option("--action", "actions", multiple=True, help="Only these actions (repeatable).")
+@click.option("--limit", default=30, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@pass_state
+def audit(state: _State, agent_id: str | None, actions: tuple[str, ...], limit: int, as_json: bool) -> None:
+    """The most recent audit events."""
+    events = state.open(must_exist=True).audit(agent_id=agent_id, actions=list(actions) or None, limit=limit)
+    if as_json:
+        _echo_json([e.to_dict() for e in events])
+        return
+    for e in events:
+        what = e.query or (f"memory {e.memory_id}" if e.memory_id else "")
+        extra = ""
+        if e.action in ("search", "recent", "unseen", "sample"):
+            c = e.details.get("counts", {})
+            extra = f" → {c.get('FULL', 0)}F/{c.get('SUMMARY', 0)}S/{c.get('HEADLINE', 0)}H"
+        elif e.action in ("promote", "demote"):
+            extra = f" {e.details.get('from')}→{e.details.get('to')}" + (f" ({e.details['reason']})" if e.details.get("reason") else "")
+        elif e.action == "write":
+            extra = f" {e.details.get('count', 0)} memories"
+        click.echo(f"{iso(e.at)}  {e.action:<8} {e.actor:<20} {what}{extra}")
+
+
+def main() -> None:
+    cli(prog_name="lodviz")
+
+
+if __name__ == "__main__":
+    main()
