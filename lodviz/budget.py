@@ -15,6 +15,8 @@ from lodviz.scoring import Tier
 
 #: Tokens an item costs beyond its text: id, tier label, separators.
 ITEM_OVERHEAD = 6
+#: The cost of the shortest possible item: a one-character headline.
+MIN_ITEM_TOKENS = ITEM_OVERHEAD + 1
 
 
 def estimate_tokens(text: str) -> int:

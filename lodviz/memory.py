@@ -24,6 +24,7 @@ import numpy as np
 from lodviz import budget as budgeting
 from lodviz import scoring
 from lodviz.errors import (
+    BudgetTooSmall,
     EmbeddingMismatch,
     InvalidInput,
     InvalidParameters,
@@ -586,6 +587,11 @@ class Memory:
         """Fetch texts, fit the budget, count retrievals and audit: the tail every mode shares."""
         if budget_tokens is not None and (isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int) or budget_tokens < 1):
             raise InvalidParameters(f"budget_tokens must be a whole number of at least 1, got {budget_tokens!r}.")
+        if budget_tokens is not None and budget_tokens < budgeting.MIN_ITEM_TOKENS:
+            raise BudgetTooSmall(
+                f"a budget of {budget_tokens} tokens cannot hold even one headline "
+                f"(the smallest possible costs {budgeting.MIN_ITEM_TOKENS})."
+            )
         keep = order[scored.tier[order] > Tier.OUT]
         ids = sub.ids[keep]
         records = self.store.get(ids.tolist())

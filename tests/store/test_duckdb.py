@@ -1,0 +1,152 @@
+"""The DuckDB store: round trips, migrations, atomic batches, its in-process cache."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import duckdb
+import numpy as np
+import pytest
+
+from lodviz.errors import StoreError
+from lodviz.store.base import AuditEvent, NewMemory
+from lodviz.store.duckdb import MIGRATIONS, DuckDBStore, apply_migrations
+
+T0 = datetime(2025, 1, 1, tzinfo=timezone.utc)
+
+
+def memory(i: int, **fields) -> NewMemory:
+    vector = np.zeros(4, dtype=np.float32)
+    vector[i % 4] = 1.0
+    return NewMemory(
+        text=f"full text {i}",
+        summary=f"summary {i}",
+        headline=f"headline {i}",
+        embedding=vector,
+        embedding_model="test-model",
+        content_hash=f"hash-{i}",
+        created_at=T0,
+        agent_id=fields.pop("agent_id", "agent-a"),
+        metadata={"n": i},
+        **fields,
+    )
+
+
+def test_memory_round_trips_through_a_file(tmp_path):
+    path = tmp_path / "m.duckdb"
+    with DuckDBStore(path) as store:
+        ids = store.insert([memory(1, kind="turn", source="slack:#x", visibility="shared")], None)
+    with DuckDBStore(path) as store:
+        record = store.get(ids)[ids[0]]
+        assert (record.text, record.summary, record.headline) == ("full text 1", "summary 1", "headline 1")
+        assert record.created_at == T0
+        assert record.kind == "turn" and record.source == "slack:#x" and record.visibility == "shared"
+        assert record.metadata == {"n": 1}
+        assert record.last_retrieved_at is None and record.retrieval_count == 0 and record.floor == 0
+        assert store.unit_vectors()[0].tolist() == [0.0, 1.0, 0.0, 0.0]
+
+
+def test_duplicates_by_content_hash_are_skipped_in_and_across_batches():
+    with DuckDBStore() as store:
+        first = store.insert([memory(1), memory(1)], None)
+        second = store.insert([memory(1), memory(2)], None)
+        assert first[0] is not None and first[1] is None
+        assert second[0] is None and second[1] is not None
+        assert store.count() == 2
+
+
+def test_a_failing_batch_writes_nothing(tmp_path):
+    path = tmp_path / "m.duckdb"
+    with DuckDBStore(path) as store:
+        store.insert([memory(1)], None)
+        bad = memory(3)
+        bad.embedding = np.array([1.0, np.nan, 0, 0], dtype=np.float32)
+        bad.text = None  # NOT NULL violation in the middle of a batch
+        with pytest.raises(Exception):
+            store.insert([memory(2), bad, memory(4)], AuditEvent(action="write", actor="t"))
+        assert store.count() == 1
+        assert store.audit(actions=["write"]) == []
+        assert len(store.state()) == 1  # the cache did not take the failed rows either
+
+
+def test_an_old_file_is_migrated_on_open_and_keeps_its_data(tmp_path):
+    path = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(path))
+    apply_migrations(con, upto="001_initial")
+    con.execute(
+        "INSERT INTO memories (id, text, summary, headline, embedding, embedding_model, content_hash, "
+        "created_at, agent_id, visibility, kind) VALUES (1, 'old', 'o', 'o', [1.0, 0.0], 'm', 'h', "
+        "TIMESTAMP '2024-05-01 00:00:00', 'a', 'private', 'note')"
+    )
+    con.close()
+    with DuckDBStore(path) as store:
+        applied = [r[0] for r in store.sql("SELECT name FROM _migrations ORDER BY name")]
+        assert applied == [name for name, _ in MIGRATIONS]
+        assert store.get([1])[1].text == "old"
+        assert np.isnan(store.state().x[0])  # the layout columns arrived empty
+        assert store.profiles() == {}
+
+
+def test_touch_counts_a_retrieval_in_the_file_and_the_cache(tmp_path):
+    path = tmp_path / "m.duckdb"
+    when = datetime(2025, 3, 1, tzinfo=timezone.utc)
+    with DuckDBStore(path) as store:
+        ids = store.insert([memory(1), memory(2)], None)
+        store.state()  # load the cache first, so the write must update it
+        store.touch([ids[0]], when, AuditEvent(action="search", actor="t"))
+        state = store.state()
+        assert state.retrieval_count.tolist() == [1, 0]
+        assert state.last_retrieved_at[0] == when.timestamp()
+    with DuckDBStore(path) as store:
+        record = store.get([ids[0]])[ids[0]]
+        assert record.retrieval_count == 1 and record.last_retrieved_at == when
+        assert [e.action for e in store.audit()] == ["search"]
+
+
+def test_cache_grows_with_inserts_after_it_was_loaded():
+    with DuckDBStore() as store:
+        store.insert([memory(i) for i in range(3)], None)
+        assert len(store.state()) == 3
+        store.insert([memory(i) for i in range(3, 2000)], None)
+        state = store.state()
+        assert len(state) == 2000 and state.ids.tolist() == list(range(1, 2001))
+        assert store.unit_vectors().shape == (2000, 4)
+
+
+def test_nearest_respects_visibility():
+    with DuckDBStore() as store:
+        store.insert([memory(0, agent_id="a"), memory(4, agent_id="b"), memory(8, agent_id="b", visibility="shared")], None)
+        state = store.state()
+        rows, sims = store.nearest(np.array([1.0, 0, 0, 0]), 10, state.visible_to("a"))
+        assert sorted(state.ids[rows].tolist()) == [1, 3]
+
+
+def test_audit_filters_by_agent_action_and_memory():
+    with DuckDBStore() as store:
+        store.record(AuditEvent(action="search", actor="x", agent_id="a", query="q"))
+        store.record(AuditEvent(action="promote", actor="y", agent_id="b", memory_id=7))
+        assert [e.action for e in store.audit(agent_id="a")] == ["search"]
+        assert [e.actor for e in store.audit(actions=["promote"])] == ["y"]
+        assert [e.memory_id for e in store.audit(memory_id=7)] == [7]
+
+
+def test_a_file_that_is_not_a_store_gives_a_clear_error(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("hello")
+    with pytest.raises(StoreError, match="cannot open|not a lodviz store"):
+        DuckDBStore(path)
+
+
+def test_a_missing_directory_gives_a_clear_error(tmp_path):
+    with pytest.raises(StoreError, match="no such directory"):
+        DuckDBStore(tmp_path / "nope" / "m.duckdb")
+
+
+def test_layout_positions_persist(tmp_path):
+    path = tmp_path / "m.duckdb"
+    with DuckDBStore(path) as store:
+        ids = store.insert([memory(1), memory(2)], None)
+        store.set_layout(ids, np.array([0.5, 1.5]), np.array([2.0, 3.0]))
+    with DuckDBStore(path) as store:
+        state = store.state()
+        assert state.x.tolist() == [0.5, 1.5] and state.y.tolist() == [2.0, 3.0]

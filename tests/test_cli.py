@@ -1,0 +1,135 @@
+"""The command line against a real temporary DuckDB file and the real model."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from lodviz.cli import cli
+
+RECORDS = [
+    {"text": "Dr. Solberg wants hazard ratios with 95% confidence intervals, never p-values alone.", "agent_id": "research", "kind": "preference", "created_at": "2026-05-30T09:00:00Z"},
+    {"text": "ASCEND-2 enrolled 3,412 patients across 212 sites; last patient in was 14 March 2026.", "agent_id": "research", "kind": "note", "created_at": "2026-03-15T10:00:00Z"},
+    {"text": "AURB closed at $41.87, up 3.1% after the Lindqvist term sheet leaked.", "agent_id": "digest", "kind": "tool_result", "created_at": "2026-05-31T21:00:00Z"},
+    {"text": "Paragon Clinical MSA: liability cap at 2x annual fees, carve-out for data breaches.", "agent_id": "legal", "kind": "document", "visibility": "shared", "created_at": "2025-02-01T00:00:00Z"},
+]
+NOW = "2026-06-01T12:00:00Z"
+
+
+@pytest.fixture
+def runner(embedder):  # the embedder fixture loads the model once for the session
+    return CliRunner()
+
+
+@pytest.fixture
+def store(tmp_path, runner):
+    source = tmp_path / "in.jsonl"
+    source.write_text("\n".join(json.dumps(r) for r in RECORDS) + "\n")
+    path = tmp_path / "cli.duckdb"
+    result = runner.invoke(cli, ["--store", str(path), "ingest", str(source)])
+    assert result.exit_code == 0, result.output
+    assert "Added 4 memories" in result.output
+    return path
+
+
+def run(runner, store, *args):
+    return runner.invoke(cli, ["--store", str(store), *args])
+
+
+def test_ingest_twice_skips_duplicates(runner, store, tmp_path):
+    result = run(runner, store, "ingest", str(tmp_path / "in.jsonl"))
+    assert "Added 0 memories, skipped 4 duplicates" in result.output
+
+
+def test_search_prints_a_tiered_view(runner, store):
+    result = run(runner, store, "search", "how should trial results be reported", "--now", NOW)
+    assert result.exit_code == 0, result.output
+    assert "full ·" in result.output and "summaries ·" in result.output and "headlines" in result.output
+    assert "S=" in result.output and "L=" in result.output
+
+
+def test_search_json_carries_spec_fields(runner, store):
+    result = run(runner, store, "search", "hazard ratios", "--json", "--now", NOW, "--agent", "research")
+    data = json.loads(result.output)
+    assert data["agent_id"] == "research"
+    assert {"id", "tier", "content", "similarity", "decay", "score", "retrieval_count", "last_retrieved_at", "created_at", "agent_id"} <= set(data["items"][0])
+    assert all(item["agent_id"] in ("research", "legal") for item in data["items"])  # legal's memory is shared
+
+
+def test_expand_promote_demote_round_trip(runner, store):
+    assert "hazard ratios" in run(runner, store, "expand", "1").output
+    assert "tier floor HEADLINE" in run(runner, store, "promote", "1", "--reason", "house style").output
+    assert "tier floor FULL" in run(runner, store, "promote", "1", "--to", "full").output
+    assert "tier floor SUMMARY" in run(runner, store, "demote", "1").output
+    audit = run(runner, store, "audit", "--action", "promote").output
+    assert "house style" in audit
+
+
+def test_agents_set_and_show(runner, store):
+    result = run(runner, store, "agents", "set", "research", "--preset", "research", "--reason", "deploy")
+    assert result.exit_code == 0 and "alpha=0.9" in result.output
+    shown = run(runner, store, "agents").output
+    assert "research" in shown and "(defaults)" in shown  # digest has no stored profile
+    assert run(runner, store, "audit", "--action", "profile").output.count("profile") == 1
+
+
+def test_stats_counts_agents_kinds_and_tier_shapes(runner, store):
+    run(runner, store, "agents", "set", "research", "--preset", "research")
+    run(runner, store, "agents", "set", "digest", "--preset", "digest")
+    result = run(runner, store, "stats", "-q", "share price")
+    assert result.exit_code == 0, result.output
+    assert "4 memories, 3 agents" in result.output
+    assert "Tier shapes for 'share price'" in result.output
+    assert "research" in result.output and "digest" in result.output
+
+
+def test_export_then_ingest_reproduces_the_store(runner, store, tmp_path):
+    run(runner, store, "promote", "2", "--to", "full")
+    out = tmp_path / "export.jsonl"
+    assert run(runner, store, "export", "-o", str(out)).exit_code == 0
+    copy = tmp_path / "copy.duckdb"
+    assert "Added 4 memories" in run(runner, copy, "ingest", str(out)).output
+    exported = json.loads(run(runner, copy, "expand", "2", "--json").output)
+    assert exported["floor"] == "FULL" and exported["text"].startswith("ASCEND-2")
+
+
+def test_modes_run(runner, store):
+    assert run(runner, store, "recent", "--since", "2026-05-01", "--until", NOW).exit_code == 0
+    assert run(runner, store, "unseen").exit_code == 0
+    assert run(runner, store, "sample", "-n", "2", "--seed", "1").exit_code == 0
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["search", "   "], "the query is empty"),
+        (["search", "x", "--alpha", "1.5"], "alpha must be between 0 and 1"),
+        (["search", "x", "--theta1", "0.2", "--theta2", "0.5"], "theta1 > theta2 > theta3"),
+        (["search", "x", "--budget", "1"], "cannot hold even one headline"),
+        (["expand", "999"], "No memory with id 999"),
+        (["expand", "abc"], "No memory with id 'abc'"),
+        (["promote", "1", "--agent", "digest"], "No memory with id 1"),
+        (["agents", "set", "x", "--alpha", "-1"], "alpha must be between 0 and 1"),
+    ],
+)
+def test_bad_input_gets_one_clear_line_and_non_zero_exit(runner, store, args, message):
+    result = run(runner, store, *args)
+    assert result.exit_code == 1
+    assert message in result.output
+    assert "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_malformed_import_changes_nothing(runner, store, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "new and fine"}\n{"text": \n')
+    result = run(runner, store, "ingest", str(bad))
+    assert result.exit_code == 1 and "bad.jsonl line 2" in result.output
+    assert "4 memories" in run(runner, store, "stats").output
+
+
+def test_missing_store_is_a_clear_error(runner, tmp_path):
+    result = run(runner, tmp_path / "none.duckdb", "search", "x")
+    assert result.exit_code == 1 and "no store at" in result.output
