@@ -512,6 +512,19 @@ def audit(state: _State, agent_id: str | None, actions: tuple[str, ...], limit: 
         click.echo(f"{iso(e.at)}  {e.action:<8} {e.actor:<20} {what}{extra}")
 
 
+def _add_face_commands() -> None:
+    """`serve`, `demo` and `mcp` live with the server that runs them."""
+    from lodviz import server
+
+    for name in ("serve", "demo", "mcp"):
+        command = getattr(server, f"{name}_command", None)
+        if command is not None:
+            cli.add_command(command, name)
+
+
+_add_face_commands()
+
+
 def main() -> None:
     cli(prog_name="lodviz")
 

@@ -102,12 +102,28 @@ class AuditEvent:
         }
 
 
+ROW_FIELDS = (
+    "ids",
+    "created_at",
+    "last_retrieved_at",
+    "retrieval_count",
+    "floor",
+    "agent_code",
+    "shared",
+    "kind",
+    "x",
+    "y",
+)
+
+
 @dataclass
 class State:
     """The numeric columns of many memories, aligned by row, sorted by id.
 
     ``last_retrieved_at`` is NaN where a memory was never retrieved; ``x``/``y``
-    are NaN where no layout position is stored yet.
+    are NaN where no layout position is stored yet. Agents are coded as
+    integers into ``agent_names`` so that visibility is a vector comparison,
+    not a million string comparisons.
     """
 
     ids: np.ndarray  # int64
@@ -115,17 +131,26 @@ class State:
     last_retrieved_at: np.ndarray  # float64, NaN = never
     retrieval_count: np.ndarray  # int64
     floor: np.ndarray  # int8
-    agent_id: np.ndarray  # object (str)
+    agent_code: np.ndarray  # int32 index into agent_names
     shared: np.ndarray  # bool
     kind: np.ndarray  # object (str)
     x: np.ndarray  # float64
     y: np.ndarray  # float64
+    agent_names: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.ids)
 
-    def take(self, rows: np.ndarray) -> "State":
-        return State(**{name: getattr(self, name)[rows] for name in self.__dataclass_fields__})
+    @property
+    def agent_id(self) -> np.ndarray:
+        names = np.asarray(self.agent_names + [""], dtype=object)
+        return names[self.agent_code]
+
+    def take(self, rows: np.ndarray | slice) -> "State":
+        return State(
+            **{name: getattr(self, name)[rows] for name in ROW_FIELDS},
+            agent_names=self.agent_names,
+        )
 
     def rows_of(self, ids: Sequence[int]) -> np.ndarray:
         """Row positions of ``ids`` (which must be present)."""
@@ -135,7 +160,11 @@ class State:
         """Mask of rows an agent may see: its own and shared ones; all for None."""
         if agent_id is None:
             return np.ones(len(self.ids), dtype=bool)
-        return self.shared | (self.agent_id == agent_id)
+        try:
+            code = self.agent_names.index(agent_id)
+        except ValueError:
+            return self.shared.copy()
+        return self.shared | (self.agent_code == code)
 
 
 class Store(abc.ABC):

@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from lodviz.errors import StoreError
 from lodviz.store.base import (
+    ROW_FIELDS,
     AuditEvent,
     MemoryRecord,
     NewMemory,
@@ -174,9 +175,23 @@ class _Cache:
         self.n = len(state)
         self._state = state
         self._vectors = vectors
+        self.agent_names = list(state.agent_names)
+
+    def code_agents(self, names: Sequence[str]) -> np.ndarray:
+        """Integer codes for agent names, adding new names to the list."""
+        index = {name: i for i, name in enumerate(self.agent_names)}
+        codes = []
+        for name in names:
+            if name not in index:
+                index[name] = len(self.agent_names)
+                self.agent_names.append(name)
+            codes.append(index[name])
+        return np.asarray(codes, dtype=np.int32)
 
     def state(self) -> State:
-        return self._state.take(slice(0, self.n))
+        state = self._state.take(slice(0, self.n))
+        state.agent_names = list(self.agent_names)
+        return state
 
     def vectors(self) -> np.ndarray:
         return self._vectors[: self.n]
@@ -186,16 +201,16 @@ class _Cache:
         if need > len(self._state.ids):
             capacity = max(need, 2 * len(self._state.ids), 1024)
             grown = {}
-            for name in State.__dataclass_fields__:
+            for name in ROW_FIELDS:
                 old = getattr(self._state, name)
                 new = np.empty(capacity, dtype=old.dtype)
                 new[: self.n] = old[: self.n]
                 grown[name] = new
-            self._state = State(**grown)
+            self._state = State(**grown, agent_names=self.agent_names)
             matrix = np.empty((capacity, vectors.shape[1]), dtype=np.float32)
             matrix[: self.n] = self._vectors[: self.n]
             self._vectors = matrix
-        for name in State.__dataclass_fields__:
+        for name in ROW_FIELDS:
             getattr(self._state, name)[self.n : need] = getattr(state, name)
         self._vectors[self.n : need] = vectors
         self.n = need
@@ -379,7 +394,8 @@ class DuckDBStore(Store):
 
             self._transaction(work)
             if self._cache is not None:
-                self._cache.append(_state_of(rows, [ids[i] for i in fresh]), _unit(vectors))
+                codes = self._cache.code_agents([m.agent_id for m in rows])
+                self._cache.append(_state_of(rows, [ids[i] for i in fresh], codes), _unit(vectors))
             return ids
 
     def get(self, ids: Sequence[int]) -> dict[int, MemoryRecord]:
@@ -575,7 +591,7 @@ def _unit(vectors: np.ndarray) -> np.ndarray:
     return normalize_rows(vectors)
 
 
-def _state_of(rows: Sequence[NewMemory], ids: Sequence[int]) -> State:
+def _state_of(rows: Sequence[NewMemory], ids: Sequence[int], codes: np.ndarray) -> State:
     return State(
         ids=np.asarray(ids, dtype=np.int64),
         created_at=np.array([utc(m.created_at).timestamp() for m in rows], dtype=np.float64),
@@ -585,7 +601,7 @@ def _state_of(rows: Sequence[NewMemory], ids: Sequence[int]) -> State:
         ),
         retrieval_count=np.array([m.retrieval_count for m in rows], dtype=np.int64),
         floor=np.array([m.floor for m in rows], dtype=np.int8),
-        agent_id=np.array([m.agent_id for m in rows], dtype=object),
+        agent_code=codes,
         shared=np.array([m.visibility == "shared" for m in rows], dtype=bool),
         kind=np.array([m.kind for m in rows], dtype=object),
         x=np.full(len(rows), np.nan),
@@ -601,17 +617,21 @@ def _state_from_arrow(table: pa.Table) -> tuple[State, np.ndarray]:
         return np.array(column.to_numpy(), dtype=dtype)
 
     n = table.num_rows
+    encoded = table.column("agent_id").combine_chunks().dictionary_encode()
+    agent_code = np.array(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int32)
+    agent_names = [str(name) for name in encoded.dictionary.to_pylist()]
     state = State(
         ids=col("id", np.int64),
         created_at=col("created_at", np.float64),
         last_retrieved_at=col("last_retrieved_at", np.float64, fill=float("nan")),
         retrieval_count=col("retrieval_count", np.int64),
         floor=col("floor", np.int8),
-        agent_id=np.asarray(table.column("agent_id").to_pylist(), dtype=object),
+        agent_code=agent_code,
         shared=col("shared", bool),
         kind=np.asarray(table.column("kind").to_pylist(), dtype=object),
         x=col("layout_x", np.float64, fill=float("nan")),
         y=col("layout_y", np.float64, fill=float("nan")),
+        agent_names=agent_names,
     )
     if n == 0:
         return state, np.zeros((0, 0), dtype=np.float32)

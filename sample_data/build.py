@@ -1,0 +1,151 @@
+"""Rebuild the shipped sample store from its sources with the real pipeline.
+
+    python sample_data/build.py                      # writes sample_data/lodviz-sample.duckdb
+    python sample_data/build.py --slice 0:20 --out /tmp/slice.duckdb --no-layout
+
+The sources (``sources/*.jsonl``) are the hand-written memories of three agents
+of one company (see ``sample_data/README.md``). Each carries a ``usage`` hint
+(hot, warm, stale, never, pinned) that this script turns into a retrieval
+history, deterministically from the memory's own text, and an optional
+``conflict`` key kept in its metadata. Everything else goes through
+``Memory.add_many``: the same compression and embedding as any import. Then
+the agents get their deployment's preset profile, the store records its
+reference time and demo queries, and the UMAP layout is fitted and stored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import sys
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+import lodviz  # noqa: E402
+from lodviz.layout import fit_layout  # noqa: E402
+from lodviz.scoring import Tier  # noqa: E402
+
+DEFAULT_OUT = HERE / "lodviz-sample.duckdb"
+#: "now" for the sample store, so the demo looks the same next year as today.
+REFERENCE_TIME = datetime(2026, 11, 30, 18, 0, tzinfo=timezone.utc)
+
+PROFILES = {"clinical-research": "research", "exec-digest": "digest", "legal-review": "legal"}
+
+DEMO_QUERIES = [
+    {"agent_id": "clinical-research", "query": "drug interactions of AUR-302 with strong CYP3A4 inhibitors"},
+    {"agent_id": "exec-digest", "query": "what is Korvane Pharma doing that matters for us this week?"},
+    {"agent_id": "legal-review", "query": "limitation of liability cap in CRO master services agreements"},
+]
+
+
+def _rng(text: str) -> random.Random:
+    return random.Random(int(hashlib.sha256(text.encode()).hexdigest()[:16], 16))
+
+
+def history(text: str, created: datetime, hint: str) -> dict:
+    """Retrieval count, last retrieval and floor for a usage hint, the same on every build."""
+    rng = _rng(text)
+    age = max((REFERENCE_TIME - created).total_seconds() / 86_400, 0.0)
+
+    def after_creation(days_ago: float) -> datetime:
+        days_ago = min(days_ago, age)
+        return REFERENCE_TIME - timedelta(days=days_ago, minutes=rng.randint(0, 600))
+
+    if hint == "hot":
+        return {"retrieval_count": rng.randint(8, 45), "last_retrieved_at": after_creation(rng.uniform(0.1, 9))}
+    if hint == "warm":
+        return {"retrieval_count": rng.randint(2, 7), "last_retrieved_at": after_creation(rng.uniform(25, 220))}
+    if hint == "stale":
+        first_use = min(rng.uniform(1, 45), age)
+        return {"retrieval_count": 1, "last_retrieved_at": after_creation(age - first_use)}
+    if hint == "pinned":
+        return {
+            "retrieval_count": rng.randint(6, 30),
+            "last_retrieved_at": after_creation(rng.uniform(3, 150)),
+            "floor": int(Tier.FULL),
+        }
+    return {}
+
+
+def load_sources() -> list[dict]:
+    records = []
+    for path in sorted((HERE / "sources").glob("*.jsonl")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            data = json.loads(line)
+            hint = data.pop("usage", "never")
+            conflict = data.pop("conflict", None)
+            metadata = dict(data.get("metadata") or {})
+            if conflict:
+                metadata["conflict_group"] = conflict
+            data["metadata"] = metadata
+            created = datetime.fromisoformat(data["created_at"].replace("Z", "+00:00"))
+            data.update(history(data["text"], created, hint))
+            data["_order"] = (created, path.name, number)
+            records.append(data)
+    records.sort(key=lambda r: r.pop("_order"))
+    return records
+
+
+def compact(source: Path, out: Path) -> None:
+    """Copy the store into a fresh file with 16 KiB blocks: a third of the default's size."""
+    import duckdb
+
+    if out.exists():
+        out.unlink()
+    con = duckdb.connect()
+    try:
+        con.execute(f"ATTACH '{out}' AS dst (BLOCK_SIZE 16384)")
+        con.execute(f"ATTACH '{source}' AS src (READ_ONLY)")
+        con.execute("COPY FROM DATABASE src TO dst")
+    finally:
+        con.close()
+
+
+def build(out: Path, *, start: int = 0, stop: int | None = None, layout: bool = True) -> None:
+    records = load_sources()[start:stop]
+    work = out.with_suffix(".building.duckdb")
+    for path in (work, Path(f"{work}.wal")):
+        if path.exists():
+            path.unlink()
+    began = time.perf_counter()
+    mem = lodviz.open(work, actor="sample-build")
+    try:
+        report = mem.add_many(records, batch_size=128, progress=lambda n: print(".", end="", flush=True))
+        print(f"\n{len(report.added)} memories in {time.perf_counter() - began:.0f}s")
+        for agent, preset in PROFILES.items():
+            mem.set_profile(agent, preset, actor="sample-build", reason="deployment preset")
+        mem.set_reference_time(REFERENCE_TIME)
+        mem.store.set_meta({"demo_queries": json.dumps(DEMO_QUERIES)})
+        if layout:
+            fit_layout(mem)
+            print(f"layout fitted at {time.perf_counter() - began:.0f}s")
+    finally:
+        mem.close()
+    compact(work, out)
+    work.unlink()
+    print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--slice", default=None, help="START:STOP of the date-sorted sources (for checks)")
+    parser.add_argument("--no-layout", action="store_true")
+    args = parser.parse_args()
+    start, stop = 0, None
+    if args.slice:
+        first, _, last = args.slice.partition(":")
+        start, stop = int(first or 0), (int(last) if last else None)
+    build(args.out, start=start, stop=stop, layout=not args.no_layout)
+
+
+if __name__ == "__main__":
+    main()
