@@ -24,6 +24,11 @@ def estimate_tokens(text: str) -> int:
     return ITEM_OVERHEAD + (len(text) + 3) // 4
 
 
+def tokens_for_length(chars: np.ndarray) -> np.ndarray:
+    """``estimate_tokens`` for many texts from their lengths alone, vectorised."""
+    return ITEM_OVERHEAD + (np.asarray(chars, dtype=np.int64) + 3) // 4
+
+
 def tier_costs(full: list[str], summary: list[str], headline: list[str]) -> np.ndarray:
     """(N, 4) token cost of each item at each tier, indexed by ``Tier``; OUT costs 0."""
     costs = np.zeros((len(full), 4), dtype=np.int64)

@@ -467,21 +467,28 @@ class Memory:
         params = params or self.profile(agent_id)
         when = self._now(now)
         state = self.store.state()
+        vectors = self.store.unit_vectors()
         visible = self._visible(state, agent_id)
-        rows = np.flatnonzero(visible)
-        state = state.take(rows)
-        vectors = self.store.unit_vectors()[rows] if len(rows) else None
+        everything = bool(visible.all())
+        rows = slice(None) if everything else np.flatnonzero(visible)
+        # Similarities over the whole matrix, then the visible rows: indexing a
+        # vector is cheap, indexing the (N, d) matrix would copy it.
+        if not everything:
+            state = state.take(rows)
+        n = len(state)
         qvec = None
-        if query and query.strip() and vectors is not None:
+        if query and query.strip() and n:
             qvec = self.embed_query(query)
-            s = scoring.similarity(qvec, vectors)
-            candidate = np.zeros(len(rows), dtype=bool)
-            k = min(params.k, len(rows))
-            candidate[np.argpartition(-s, k - 1)[:k] if k < len(rows) else slice(None)] = True
+            s = scoring.similarity(qvec, vectors)[rows]
+            candidate = np.zeros(n, dtype=bool)
+            k = min(params.k, n)
+            candidate[np.argpartition(-s, k - 1)[:k] if k < n else slice(None)] = True
         else:
-            s = np.zeros(len(rows), dtype=np.float32)
-            candidate = np.ones(len(rows), dtype=bool)
-        penalty = self._penalty(exclude, vectors, exclude_weight) if vectors is not None else None
+            s = np.zeros(n, dtype=np.float32)
+            candidate = np.ones(n, dtype=bool)
+        penalty = self._penalty(exclude, vectors, exclude_weight) if n else None
+        if penalty is not None:
+            penalty = penalty[rows]
         t = scoring.age_days(when.timestamp(), state.created_at, state.last_retrieved_at)
         scored = scoring.score_all(s, t, state.retrieval_count, state.floor, params, penalty)
         return Landscape(state, scored, params, when, query, qvec, candidate)

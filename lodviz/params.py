@@ -31,8 +31,8 @@ class Params:
 
     alpha: float = 0.6
     lam: float = 0.03
-    theta1: float = 0.42
-    theta2: float = 0.2
+    theta1: float = 0.5
+    theta2: float = 0.22
     theta3: float = 0.04
     k: int = 1000
 
@@ -93,11 +93,11 @@ def _label(name: str) -> str:
 #: about 4.5 months, 0.15 in under 5 days.
 PRESETS: dict[str, Params] = {
     # Clinical literature: a 2019 finding is as relevant today; age barely matters.
-    "research": Params(alpha=0.9, lam=0.005, theta1=0.42, theta2=0.24, theta3=0.05, k=1000),
+    "research": Params(alpha=0.9, lam=0.005, theta1=0.45, theta2=0.26, theta3=0.05, k=1000),
     # Daily digest: yesterday matters, last month mostly does not.
-    "digest": Params(alpha=0.15, lam=0.15, theta1=0.6, theta2=0.25, theta3=0.02, k=1000),
+    "digest": Params(alpha=0.15, lam=0.15, theta1=0.6, theta2=0.3, theta3=0.03, k=1000),
     # Legal: balance both; pinned precedents stay FULL through their tier floor.
-    "legal": Params(alpha=0.5, lam=0.02, theta1=0.45, theta2=0.25, theta3=0.04, k=1000),
+    "legal": Params(alpha=0.5, lam=0.02, theta1=0.6, theta2=0.3, theta3=0.04, k=1000),
 }
 
 DEFAULT = Params()

@@ -1,20 +1,74 @@
 """The 3D memory landscape: a Dash app over one ``Memory``.
 
-``create_app(mem)`` builds the app; it holds no user data at module level and
-reads everything through the library's API. The combined server
-(``lodviz.server``) mounts ``app.server`` (Flask) next to the MCP endpoint.
+``create_app(mem)`` builds the app; no module holds user data, and everything
+is read through the library's API. The combined server (``lodviz.server``)
+mounts ``app.server`` (Flask) next to the MCP endpoint, in the one process
+that owns the store.
 """
 
 from __future__ import annotations
 
-import dash
-from dash import html
+import logging
+import threading
+from pathlib import Path
 
+import dash
+import flask
+
+from lodviz.app.callbacks import register_all
+from lodviz.app.context import AppContext
+from lodviz.app.layout import build_layout
+from lodviz.app.view import DEFAULT_DRAW_LIMIT
+from lodviz.layout import LayoutJob
 from lodviz.memory import Memory
 
+log = logging.getLogger("lodviz.app")
 
-def create_app(mem: Memory, *, title: str = "lodviz") -> dash.Dash:
-    """A placeholder until the landscape lands: shows the store's size."""
-    app = dash.Dash(__name__, title=title)
-    app.layout = lambda: html.Div([html.H1("lodviz"), html.P(f"{len(mem)} memories")], id="root")
+ASSETS = Path(__file__).resolve().parent.parent.parent / "assets"
+
+
+def create_app(
+    mem: Memory,
+    *,
+    title: str = "lodviz · memory landscape",
+    draw_limit: int = DEFAULT_DRAW_LIMIT,
+    layout_job: LayoutJob | None = None,
+    place_on_start: bool = True,
+    warm_model: bool = True,
+) -> dash.Dash:
+    """A Dash app showing ``mem`` as a landscape; place new memories in the background."""
+    job = layout_job or LayoutJob(mem)
+    app_ctx = AppContext(mem=mem, layout_job=job, draw_limit=draw_limit)
+    app = dash.Dash(
+        __name__,
+        title=title,
+        assets_folder=str(ASSETS),
+        update_title=None,
+        suppress_callback_exceptions=False,
+    )
+
+    def serve_layout():
+        # The layout is fetched by the page with a same-origin request whose
+        # referrer is the page's own URL: a shared link restores its view.
+        url = flask.request.referrer if flask.has_request_context() else None
+        return build_layout(mem, url)
+
+    app.layout = serve_layout
+    app.validation_layout = build_layout(mem, None)
+    register_all(app, app_ctx)
+    app.lodviz = app_ctx  # type: ignore[attr-defined]  # for tests and the server
+    if warm_model:
+        # Loading the embedding model takes seconds; do it before the first query asks.
+        threading.Thread(target=_warm, args=(mem,), name="lodviz-warm-model", daemon=True).start()
+    if place_on_start:
+        state = mem.store.state()
+        if len(state) and (state.x != state.x).any():  # NaN: memories not yet on the map
+            job.start("place")
     return app
+
+
+def _warm(mem: Memory) -> None:
+    try:
+        mem.embedder.embed(["warm up"])
+    except Exception as exc:  # the first query will report it properly
+        log.warning("embedding model not loaded: %s", exc)

@@ -113,6 +113,9 @@ ROW_FIELDS = (
     "kind",
     "x",
     "y",
+    "len_text",
+    "len_summary",
+    "len_headline",
 )
 
 
@@ -136,6 +139,9 @@ class State:
     kind: np.ndarray  # object (str)
     x: np.ndarray  # float64
     y: np.ndarray  # float64
+    len_text: np.ndarray  # int32 characters, for token costs without reading texts
+    len_summary: np.ndarray  # int32
+    len_headline: np.ndarray  # int32
     agent_names: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:

@@ -157,7 +157,8 @@ _STATE_SQL = """
     SELECT id, epoch_us(created_at) / 1e6 AS created_at,
            epoch_us(last_retrieved_at) / 1e6 AS last_retrieved_at,
            retrieval_count, floor, agent_id, visibility = 'shared' AS shared, kind,
-           layout_x, layout_y, embedding
+           layout_x, layout_y, length(text) AS len_text, length(summary) AS len_summary,
+           length(headline) AS len_headline, embedding
     FROM memories {where} ORDER BY id
 """
 
@@ -606,6 +607,9 @@ def _state_of(rows: Sequence[NewMemory], ids: Sequence[int], codes: np.ndarray) 
         kind=np.array([m.kind for m in rows], dtype=object),
         x=np.full(len(rows), np.nan),
         y=np.full(len(rows), np.nan),
+        len_text=np.array([len(m.text) for m in rows], dtype=np.int32),
+        len_summary=np.array([len(m.summary) for m in rows], dtype=np.int32),
+        len_headline=np.array([len(m.headline) for m in rows], dtype=np.int32),
     )
 
 
@@ -631,6 +635,9 @@ def _state_from_arrow(table: pa.Table) -> tuple[State, np.ndarray]:
         kind=np.asarray(table.column("kind").to_pylist(), dtype=object),
         x=col("layout_x", np.float64, fill=float("nan")),
         y=col("layout_y", np.float64, fill=float("nan")),
+        len_text=col("len_text", np.int32),
+        len_summary=col("len_summary", np.int32),
+        len_headline=col("len_headline", np.int32),
         agent_names=agent_names,
     )
     if n == 0:

@@ -1,0 +1,13 @@
+"""Callbacks, one module per feature; each exposes ``register(app, ctx)``."""
+
+from __future__ import annotations
+
+from dash import Dash
+
+from lodviz.app.callbacks import audit, camera, scoring, selection, status, tuning, url
+from lodviz.app.context import AppContext
+
+
+def register_all(app: Dash, ctx: AppContext) -> None:
+    for module in (scoring, tuning, selection, audit, status, url, camera):
+        module.register(app, ctx)

@@ -1,0 +1,93 @@
+"""The audit view: recent events with filters, and the current view exported as CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from dash import Dash, Input, Output, State, dcc
+
+from lodviz.app.context import AppContext
+from lodviz.store.base import AuditEvent
+
+AUDIT_LIMIT = 500
+
+
+def summarise(event: AuditEvent) -> str:
+    d = event.details
+    if event.action in ("search", "recent", "unseen", "sample"):
+        c = d.get("counts", {})
+        text = f"{c.get('FULL', 0)} full, {c.get('SUMMARY', 0)} summaries, {c.get('HEADLINE', 0)} headlines; {len(d.get('touched', []))} touched"
+        if d.get("exclude"):
+            text += f"; excluding {', '.join(d['exclude'])}"
+        return text
+    if event.action in ("promote", "demote"):
+        return f"floor {d.get('from')} → {d.get('to')}" + (f": {d['reason']}" if d.get("reason") else "")
+    if event.action == "profile":
+        new = d.get("new", {})
+        return f"α {new.get('alpha')}, λ {new.get('lam')}, θ {new.get('theta1')}/{new.get('theta2')}/{new.get('theta3')}, k {new.get('k')}" + (
+            f" (preset {d['preset']})" if d.get("preset") else ""
+        )
+    if event.action == "write":
+        return f"{d.get('count', 0)} memories written"
+    if event.action == "expand":
+        return "full text read; counted as a retrieval"
+    return json.dumps(d, ensure_ascii=False)[:200]
+
+
+def rows(app_ctx: AppContext, agent: str | None, actions: list[str] | None, start: str | None, end: str | None) -> list[dict[str, Any]]:
+    since = datetime.fromisoformat(start[:10]).replace(tzinfo=timezone.utc) if start else None
+    until = datetime.fromisoformat(end[:10]).replace(tzinfo=timezone.utc) + timedelta(days=1) if end else None
+    events = app_ctx.mem.audit(agent_id=agent or None, actions=actions or None, since=since, until=until, limit=AUDIT_LIMIT)
+    return [
+        {
+            "id": e.id,
+            "at": e.at.strftime("%Y-%m-%d %H:%M:%S") if e.at else "",
+            "action": e.action,
+            "actor": e.actor,
+            "agent_id": e.agent_id or "",
+            "memory_id": e.memory_id if e.memory_id is not None else "",
+            "query": e.query or "",
+            "summary": summarise(e),
+        }
+        for e in events
+    ]
+
+
+def to_csv(table: list[dict[str, Any]]) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=["id", "at", "action", "actor", "agent_id", "memory_id", "query", "summary"])
+    writer.writeheader()
+    writer.writerows(table)
+    return out.getvalue()
+
+
+def register(app: Dash, app_ctx: AppContext) -> None:
+    @app.callback(
+        Output("audit-table", "data"),
+        Input("tabs", "value"),
+        Input("audit-agent", "value"),
+        Input("audit-actions", "value"),
+        Input("audit-range", "start_date"),
+        Input("audit-range", "end_date"),
+        Input("data-version", "data"),
+    )
+    def _rows(tab, agent, actions, start, end, _version):
+        if tab != "audit":
+            return []
+        return rows(app_ctx, agent, actions, start, end)
+
+    @app.callback(
+        Output("audit-download", "data"),
+        Input("audit-export", "n_clicks"),
+        State("audit-agent", "value"),
+        State("audit-actions", "value"),
+        State("audit-range", "start_date"),
+        State("audit-range", "end_date"),
+        prevent_initial_call=True,
+    )
+    def _export(_n, agent, actions, start, end):
+        return dcc.send_string(to_csv(rows(app_ctx, agent, actions, start, end)), "lodviz-audit.csv")

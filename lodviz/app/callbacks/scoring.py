@@ -1,0 +1,193 @@
+"""Rescoring the scene: every control move recomputes the whole store and repaints.
+
+A move of α, λ, the thresholds, "now", the colour mode or the terrain toggle
+sends a ``Patch`` (heights, colours, terrain, the camera's lines); a new query,
+agent, k or a change to the store sends a new figure.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dash import Dash, Input, Output, ctx as dash_ctx, html, no_update
+
+from lodviz.app.context import AppContext
+from lodviz.app.figure import build_figure, colours, patch_figure
+from lodviz.app.layout import ALL_AGENTS, parse_date
+from lodviz.app.view import View, ViewRequest, compute_view
+from lodviz.errors import LodvizError
+from lodviz.params import Params
+
+#: Inputs whose change leaves the drawn points the same, so a Patch suffices.
+PATCHABLE = {"alpha", "lambda", "thresholds", "now", "color-by", "terrain"}
+
+
+def params_from_controls(alpha: float, lam_log: float, thresholds: list[float], k_log: float) -> Params:
+    theta3, theta2, theta1 = sorted(float(t) for t in thresholds)
+    return Params(
+        alpha=round(float(alpha), 4),
+        lam=round(10 ** float(lam_log), 6),
+        theta1=round(theta1, 4),
+        theta2=round(theta2, 4),
+        theta3=round(theta3, 4),
+        k=int(round(10 ** float(k_log))),
+    )
+
+
+def split_terms(text: str | None) -> tuple[str, ...]:
+    return tuple(t.strip() for t in (text or "").split(",") if t.strip())
+
+
+def view_request(app_ctx: AppContext, applied: dict | None, agent: str | None, params: Params, now_date: str | None) -> ViewRequest:
+    applied = applied or {}
+    return ViewRequest(
+        params=params,
+        now=parse_date(now_date, app_ctx.mem.now()),
+        query=(applied.get("query") or "").strip() or None,
+        exclude=split_terms(applied.get("exclude")),
+        agent_id=None if agent in (None, ALL_AGENTS) else agent,
+    )
+
+
+def counts_children(view: View) -> list[Any]:
+    c = view.counts
+    shown = sum(c[name] for name in ("FULL", "SUMMARY", "HEADLINE"))
+    return [
+        html.Span([html.B(f"{c['FULL']:,}"), " full"], className="count full"),
+        html.Span([html.B(f"{c['SUMMARY']:,}"), " summaries"], className="count summary"),
+        html.Span([html.B(f"{c['HEADLINE']:,}"), " headlines"], className="count headline"),
+        html.Span([html.B(f"{c['OUT']:,}"), " out"], className="count out"),
+        html.Span([html.B(f"~{view.tokens:,}"), f" tokens for {shown:,} memories"], className="count tokens", id="token-count"),
+    ]
+
+
+def scene_note(view: View) -> list[Any]:
+    notes = []
+    req = view.request
+    if req.has_query:
+        text = f"Camera at “{req.query}”: the {min(view.land.params.k, view.total):,} nearest memories are candidates"
+        if req.exclude:
+            text += f"; excluding {', '.join(req.exclude)}"
+        notes.append(text + ".")
+    else:
+        notes.append("No query: the camera is off, so S = 0 and memories sit by recency of use alone (L = D).")
+    if view.sampled:
+        notes.append(
+            f"Drawing {len(view.drawn):,} of {view.total:,} memories: every query candidate plus a fixed sample "
+            "of the rest. Counts, tokens and the terrain cover all of them."
+        )
+    waiting = int(view.placeholder.sum())
+    if waiting:
+        notes.append(f"{waiting:,} new memories sit at placeholder positions until the map places them.")
+    return [html.Div(n) for n in notes]
+
+
+def legend_children(view: View, mode: str) -> list[Any]:
+    entries = colours(view, mode, view.drawn[:0])["legend"]
+    return [html.Span([html.I(style={"background": colour}), label], className="legend-entry") for label, colour in entries]
+
+
+def render(
+    app_ctx: AppContext,
+    applied: dict | None,
+    agent: str | None,
+    alpha: float,
+    lam_log: float,
+    thresholds: list[float],
+    k_log: float,
+    now_date: str | None,
+    color: str,
+    terrain: list[str] | None,
+    triggered: set[str] | None = None,
+) -> tuple[Any, Any, Any, Any]:
+    """(figure or Patch, counts, note, legend) for the current controls."""
+    try:
+        params = params_from_controls(alpha, lam_log, thresholds, k_log)
+        request = view_request(app_ctx, applied, agent, params, now_date)
+        view = compute_view(app_ctx.mem, request, app_ctx.draw_limit)
+    except LodvizError as exc:
+        return no_update, no_update, html.Div(str(exc), className="error"), no_update
+    show_terrain = bool(terrain)
+    if triggered and triggered <= PATCHABLE:
+        figure = patch_figure(view, color_mode=color, show_terrain=show_terrain)
+    else:
+        records = app_ctx.mem.store.get(view.land.state.ids[view.drawn].tolist())
+        figure = build_figure(view, records, color_mode=color, show_terrain=show_terrain)
+    return figure, counts_children(view), scene_note(view), legend_children(view, color)
+
+
+def register(app: Dash, app_ctx: AppContext) -> None:
+    @app.callback(
+        Output("scene", "figure"),
+        Output("counts", "children"),
+        Output("scene-note", "children"),
+        Output("legend-colours", "children"),
+        Input("applied", "data"),
+        Input("agent", "value"),
+        Input("alpha", "value"),
+        Input("lambda", "value"),
+        Input("thresholds", "value"),
+        Input("k", "value"),
+        Input("now", "date"),
+        Input("color-by", "value"),
+        Input("terrain", "value"),
+        Input("data-version", "data"),
+    )
+    def _render(applied, agent, alpha, lam_log, thresholds, k_log, now_date, color, terrain, _version):
+        triggered = {t["prop_id"].split(".")[0] for t in dash_ctx.triggered} if dash_ctx.triggered_id else None
+        return render(app_ctx, applied, agent, alpha, lam_log, thresholds, k_log, now_date, color, terrain, triggered)
+
+    @app.callback(
+        Output("applied", "data"),
+        Input("search", "n_clicks"),
+        Input("query", "n_submit"),
+        Input("exclude", "n_submit"),
+        Input("clear", "n_clicks"),
+        Input("query", "value"),
+        Input("exclude", "value"),
+        prevent_initial_call=True,
+    )
+    def _apply_query(_search, _submit, _submit_x, _clear, query, exclude):
+        trigger = dash_ctx.triggered_id
+        if trigger == "clear":
+            return {"query": "", "exclude": ""}
+        if trigger in ("query", "exclude"):
+            # Typing does not move the camera; Enter or Search does. An emptied
+            # box clears the query at once, though.
+            if trigger == "query" and not (query or "").strip():
+                return {"query": "", "exclude": exclude or ""}
+            return no_update
+        return {"query": (query or "").strip(), "exclude": exclude or ""}
+
+    @app.callback(
+        Output("query", "value"),
+        Output("exclude", "value"),
+        Input("clear", "n_clicks"),
+        prevent_initial_call=True,
+    )
+    def _clear_boxes(_n):
+        return "", ""
+
+    # Readouts follow the sliders in the browser, with no round trip.
+    app.clientside_callback(
+        """
+        function(alpha, lamLog, th, kLog) {
+            const lam = Math.pow(10, lamLog);
+            const t = [...th].sort((a, b) => a - b);
+            return [
+                alpha.toFixed(2),
+                lam < 0.01 ? lam.toFixed(4) : lam.toFixed(3),
+                `${t[0].toFixed(2)} · ${t[1].toFixed(2)} · ${t[2].toFixed(2)}`,
+                String(Math.round(Math.pow(10, kLog)))
+            ];
+        }
+        """,
+        Output("alpha-readout", "children"),
+        Output("lambda-readout", "children"),
+        Output("thresholds-readout", "children"),
+        Output("k-readout", "children"),
+        Input("alpha", "value"),
+        Input("lambda", "value"),
+        Input("thresholds", "value"),
+        Input("k", "value"),
+    )

@@ -1,0 +1,204 @@
+"""The memory panel: what a clicked memory says, why it sits at its tier, and the
+Promote, Demote and Expand buttons that change it.
+
+Every number on the panel comes from ``Memory.explain``, the same scoring
+functions a search uses. Memory text goes into plain text nodes, never HTML.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dash import Dash, Input, Output, State, ctx as dash_ctx, html, no_update
+
+from lodviz.app.callbacks.scoring import params_from_controls, view_request
+from lodviz.app.context import APP_ACTOR, AppContext
+from lodviz.app.figure import TIER_COLOURS
+from lodviz.app.layout import tier_badge
+from lodviz.errors import LodvizError, MemoryNotFound
+from lodviz.scoring import Placement, Tier
+from lodviz.store.base import MemoryRecord
+
+
+def clicked_id(click_data: dict | None) -> int | None:
+    if not click_data or not click_data.get("points"):
+        return None
+    point = click_data["points"][0]
+    custom = point.get("customdata")
+    if isinstance(custom, list):
+        custom = custom[0] if custom else None
+    return int(custom) if custom is not None else None
+
+
+def why_bar(placement: Placement) -> html.Div:
+    """The score on a 0-1 bar split into the tiers' bands, with the floor marked."""
+    bands = [
+        (Tier.OUT, 0.0, placement.theta3),
+        (Tier.HEADLINE, placement.theta3, placement.theta2),
+        (Tier.SUMMARY, placement.theta2, placement.theta1),
+        (Tier.FULL, placement.theta1, 1.0),
+    ]
+    segments = [
+        html.Div(
+            tier.name if hi - lo > 0.12 else "",
+            className="band",
+            style={"left": f"{lo * 100:.2f}%", "width": f"{(hi - lo) * 100:.2f}%", "background": TIER_COLOURS[tier]},
+            title=f"{tier.name}: {lo:.2f} ≤ L < {hi:.2f}",
+        )
+        for tier, lo, hi in bands
+    ]
+    marker = html.Div(
+        html.Span(f"L {placement.score:.3f}", className="marker-label"),
+        className="marker",
+        style={"left": f"{min(max(placement.score, 0), 1) * 100:.2f}%"},
+    )
+    children = [*segments, marker]
+    if placement.floor > Tier.OUT:
+        floor_at = {Tier.HEADLINE: placement.theta3, Tier.SUMMARY: placement.theta2, Tier.FULL: placement.theta1}[placement.floor]
+        children.append(
+            html.Div(html.Span(f"floor {placement.floor.name}", className="floor-label"), className="floor", style={"left": f"{floor_at * 100:.2f}%"})
+        )
+    return html.Div(children, className="why-bar")
+
+
+def _meta(label: str, value: Any) -> html.Div:
+    return html.Div([html.Span(label, className="meta-label"), html.Span(str(value), className="meta-value")], className="meta")
+
+
+def panel(record: MemoryRecord, placement: Placement, alpha: float, has_query: bool) -> list[Any]:
+    """The panel's content for one memory under the current view."""
+    s, d, score = placement.similarity, placement.decay, placement.score
+    formula = f"L = α·S + (1−α)·D = {alpha:.2f} × {s:.3f} + {1 - alpha:.2f} × {d:.3f}"
+    if placement.penalty:
+        formula += f" − penalty {placement.penalty:.3f}"
+    formula += f" = {score:.3f}"
+    return [
+        html.Div([tier_badge(placement.tier), html.Span(f"#{record.id} · {record.agent_id} · {record.kind} · {record.visibility}", className="panel-id")], className="panel-head"),
+        html.H3(record.headline, className="panel-headline", id="panel-headline"),
+        html.Div("Why this tier", className="section-title"),
+        why_bar(placement),
+        html.Div(
+            [
+                html.Span([html.B("S "), html.Span(f"{s:.3f}", id="panel-s")], className="num"),
+                html.Span([html.B("D "), html.Span(f"{d:.3f}", id="panel-d")], className="num"),
+                html.Span([html.B("L "), html.Span(f"{score:.3f}", id="panel-l")], className="num"),
+            ],
+            className="nums",
+        ),
+        html.Div(formula, className="formula"),
+        html.Div(placement.reason, className="reason", id="panel-reason"),
+        html.Div("" if has_query else "No query: α is 0 here, so L is the decay D alone.", className="hint"),
+        html.Div(
+            [
+                _meta("created", record.created_at.strftime("%Y-%m-%d %H:%M")),
+                _meta("last retrieved", record.last_retrieved_at.strftime("%Y-%m-%d %H:%M") if record.last_retrieved_at else "never"),
+                _meta("retrieved", f"{record.retrieval_count}×"),
+                _meta("tier floor", Tier(record.floor).name if record.floor else "none"),
+                _meta("source", record.source or "—"),
+            ],
+            className="meta-grid",
+        ),
+        html.Div("Summary", className="section-title"),
+        html.P(record.summary, className="summary-text"),
+        html.Div("Full text", className="section-title"),
+        html.Div(record.text, className="full-text", id="panel-full"),
+    ]
+
+
+def show(app_ctx: AppContext, memory_id: int | None, applied, agent, alpha, lam_log, thresholds, k_log, now_date) -> tuple[Any, dict]:
+    hidden = {"display": "none"}
+    if memory_id is None:
+        return html.Div("Click a memory in the scene to see why it sits where it sits.", className="empty"), hidden
+    try:
+        request = view_request(app_ctx, applied, agent, params_from_controls(alpha, lam_log, thresholds, k_log), now_date)
+        params = request.scoring_params
+        record = app_ctx.mem.get(memory_id, agent_id=request.agent_id)
+        placement = app_ctx.mem.explain(
+            memory_id, request.query, agent_id=request.agent_id, params=params, now=request.now, exclude=request.exclude
+        )
+    except MemoryNotFound:
+        return html.Div("That memory is not visible to this agent.", className="empty"), hidden
+    except LodvizError as exc:
+        return html.Div(str(exc), className="error"), hidden
+    return panel(record, placement, params.alpha, request.has_query), {"display": "block"}
+
+
+def act(app_ctx: AppContext, action: str, memory_id: int | None, reason: str | None, current_tier: Tier | None) -> str:
+    """Promote, demote or expand one memory from the app; returns the message to show."""
+    if memory_id is None:
+        return "Select a memory first."
+    mem = app_ctx.mem
+    reason = (reason or "").strip() or None
+    try:
+        before = Tier(mem.get(memory_id).floor)
+        if action == "promote":
+            # One tier above where it shows now (or above its floor), so the click is visible.
+            target = Tier(min(max(before, current_tier or Tier.OUT) + 1, Tier.FULL))
+            floor = mem.promote(memory_id, reason=reason, actor=APP_ACTOR, to=target)
+            return f"Promoted #{memory_id}: tier floor {before.name} → {floor.name}."
+        if action == "demote":
+            floor = mem.demote(memory_id, reason=reason, actor=APP_ACTOR)
+            return f"Demoted #{memory_id}: tier floor {before.name} → {floor.name}."
+        record = mem.expand(memory_id, actor=APP_ACTOR)
+        return f"Expanded #{memory_id}: counted as retrieval {record.retrieval_count}, last used now."
+    except LodvizError as exc:
+        return str(exc)
+
+
+def register(app: Dash, app_ctx: AppContext) -> None:
+    @app.callback(Output("selected-id", "data"), Input("scene", "clickData"), prevent_initial_call=True)
+    def _select(click_data):
+        memory_id = clicked_id(click_data)
+        return memory_id if memory_id is not None else no_update
+
+    @app.callback(
+        Output("panel-body", "children"),
+        Output("panel-actions", "style"),
+        Input("selected-id", "data"),
+        Input("data-version", "data"),
+        Input("applied", "data"),
+        Input("agent", "value"),
+        Input("alpha", "value"),
+        Input("lambda", "value"),
+        Input("thresholds", "value"),
+        Input("k", "value"),
+        Input("now", "date"),
+    )
+    def _show(memory_id, _version, applied, agent, alpha, lam_log, thresholds, k_log, now_date):
+        return show(app_ctx, memory_id, applied, agent, alpha, lam_log, thresholds, k_log, now_date)
+
+    @app.callback(
+        Output("action-status", "children"),
+        Output("data-version", "data", allow_duplicate=True),
+        Output("reason", "value"),
+        Input("promote", "n_clicks"),
+        Input("demote", "n_clicks"),
+        Input("expand", "n_clicks"),
+        State("selected-id", "data"),
+        State("reason", "value"),
+        State("data-version", "data"),
+        State("applied", "data"),
+        State("agent", "value"),
+        State("alpha", "value"),
+        State("lambda", "value"),
+        State("thresholds", "value"),
+        State("k", "value"),
+        State("now", "date"),
+        prevent_initial_call=True,
+    )
+    def _act(_p, _d, _e, memory_id, reason, version, applied, agent, alpha, lam_log, thresholds, k_log, now_date):
+        current = None
+        if dash_ctx.triggered_id == "promote" and memory_id is not None:
+            try:
+                request = view_request(app_ctx, applied, agent, params_from_controls(alpha, lam_log, thresholds, k_log), now_date)
+                current = app_ctx.mem.explain(
+                    memory_id, request.query, agent_id=request.agent_id, params=request.scoring_params, now=request.now, exclude=request.exclude
+                ).tier
+            except LodvizError:
+                current = None
+        message = act(app_ctx, dash_ctx.triggered_id, memory_id, reason, current)
+        return message, (version or 0) + 1, ""
+
+    @app.callback(Output("action-status", "children", allow_duplicate=True), Input("selected-id", "data"), prevent_initial_call=True)
+    def _clear(_memory_id):
+        return ""

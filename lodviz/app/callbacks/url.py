@@ -1,0 +1,47 @@
+"""The view's state in the URL, so a view can be shared.
+
+The browser rewrites its address as the controls move (``history.replaceState``,
+no reload and no server round trip); the layout reads it back on load.
+"""
+
+from __future__ import annotations
+
+from dash import Dash, Input, Output
+
+
+def register(app: Dash, _ctx) -> None:
+    app.clientside_callback(
+        """
+        function(applied, agent, alpha, lamLog, th, kLog, now, color, terrain) {
+            const p = new URLSearchParams();
+            if (applied && applied.query) p.set('q', applied.query);
+            if (applied && applied.exclude) p.set('x', applied.exclude);
+            if (agent && agent !== '__all__') p.set('agent', agent);
+            const t = [...th].sort((a, b) => a - b);
+            p.set('alpha', alpha.toFixed(2));
+            p.set('lambda', Math.pow(10, lamLog).toPrecision(3));
+            p.set('theta1', t[2].toFixed(2));
+            p.set('theta2', t[1].toFixed(2));
+            p.set('theta3', t[0].toFixed(2));
+            p.set('k', String(Math.round(Math.pow(10, kLog))));
+            if (now) p.set('now', now.slice(0, 10));
+            if (color && color !== 'tier') p.set('color', color);
+            if (terrain && terrain.length) p.set('terrain', '1');
+            const next = window.location.pathname + '?' + p.toString();
+            if (next !== window.location.pathname + window.location.search) {
+                window.history.replaceState(null, '', next);
+            }
+            return next;
+        }
+        """,
+        Output("url-sink", "data"),
+        Input("applied", "data"),
+        Input("agent", "value"),
+        Input("alpha", "value"),
+        Input("lambda", "value"),
+        Input("thresholds", "value"),
+        Input("k", "value"),
+        Input("now", "date"),
+        Input("color-by", "value"),
+        Input("terrain", "value"),
+    )

@@ -1,0 +1,330 @@
+"""The 3D scene: terraces, memories, the terrain surface and the query camera.
+
+``build_figure`` draws a ``View`` from scratch; ``patch_figure`` updates only
+what a slider move changes (heights, colours, the terrain, the camera's lines)
+so a repaint sends a few arrays, not the scene. Trace order is fixed (see
+``TRACE``) so patches can address traces by index.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from dash import Patch
+from scipy.ndimage import gaussian_filter
+
+from lodviz.app.view import TERRACE_HEIGHT, View, query_lines, terrace_height
+from lodviz.scoring import Tier
+
+TIER_COLOURS = {
+    Tier.FULL: "#ffcf5c",
+    Tier.SUMMARY: "#3ddc97",
+    Tier.HEADLINE: "#4aa3ff",
+    Tier.OUT: "#5b6478",
+}
+QUALITATIVE = ["#ff8c61", "#4aa3ff", "#3ddc97", "#c792ea", "#ffcf5c", "#f06292", "#80cbc4", "#a1887f"]
+BACKGROUND = "#0b1020"
+GRID = "#1f2a44"
+TEXT = "#c9d3e6"
+
+TRACE = {"terraces": 0, "faint": 4, "memories": 5, "terrain": 6, "lines": 7, "camera": 8}
+COLOR_MODES = ("tier", "agent", "kind", "age")
+GRID_CELLS = 56
+
+
+def _tier_colorscale() -> list[list[Any]]:
+    scale = []
+    for tier in Tier:
+        lo, hi = tier / 4, (tier + 1) / 4
+        scale += [[lo, TIER_COLOURS[tier]], [hi, TIER_COLOURS[tier]]]
+    return scale
+
+
+def _qualitative_scale(n: int) -> list[list[Any]]:
+    n = max(n, 1)
+    scale = []
+    for i in range(n):
+        colour = QUALITATIVE[i % len(QUALITATIVE)]
+        scale += [[i / n, colour], [(i + 1) / n, colour]]
+    return scale
+
+
+def colours(view: View, mode: str, rows: np.ndarray) -> dict[str, Any]:
+    """Marker colour settings for ``rows`` in colour ``mode``; also the legend entries."""
+    state = view.land.state
+    if mode == "agent":
+        names = state.agent_names
+        return {
+            "color": state.agent_code[rows].astype(float) + 0.5,
+            "colorscale": _qualitative_scale(len(names)),
+            "cmin": 0,
+            "cmax": max(len(names), 1),
+            "legend": [(name, QUALITATIVE[i % len(QUALITATIVE)]) for i, name in enumerate(names)],
+        }
+    if mode == "kind":
+        kinds = sorted(set(state.kind.tolist()))
+        index = {k: i for i, k in enumerate(kinds)}
+        codes = np.array([index[k] for k in state.kind[rows]], dtype=float)
+        return {
+            "color": codes + 0.5,
+            "colorscale": _qualitative_scale(len(kinds)),
+            "cmin": 0,
+            "cmax": max(len(kinds), 1),
+            "legend": [(k, QUALITATIVE[i % len(QUALITATIVE)]) for i, k in enumerate(kinds)],
+        }
+    if mode == "age":
+        days = (view.land.now.timestamp() - state.created_at[rows]) / 86_400
+        return {
+            "color": np.log1p(np.maximum(days, 0)),
+            "colorscale": "Plasma",
+            "cmin": 0,
+            "cmax": float(np.log1p(800)),
+            "legend": [("new", "#0d0887"), ("months", "#cc4778"), ("2 years+", "#f0f921")],
+        }
+    return {
+        "color": view.land.scored.tier[rows].astype(float) + 0.5,
+        "colorscale": _tier_colorscale(),
+        "cmin": 0,
+        "cmax": 4,
+        "legend": [(t.name, TIER_COLOURS[t]) for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE, Tier.OUT)],
+    }
+
+
+def sizes(view: View, rows: np.ndarray) -> np.ndarray:
+    r = view.land.state.retrieval_count[rows]
+    return np.clip(3.0 + 1.7 * np.log1p(r), 3.0, 12.0)
+
+
+def _split(view: View) -> tuple[np.ndarray, np.ndarray]:
+    """Drawn rows that a search would consider (bright) and the rest (faint)."""
+    candidate = view.land.candidate[view.drawn]
+    return view.drawn[~candidate], view.drawn[candidate]
+
+
+def _bounds(view: View) -> tuple[float, float, float, float]:
+    if view.total == 0:
+        return -1.0, 1.0, -1.0, 1.0
+    pad_x = (np.ptp(view.x) or 1.0) * 0.04
+    pad_y = (np.ptp(view.y) or 1.0) * 0.04
+    return float(view.x.min() - pad_x), float(view.x.max() + pad_x), float(view.y.min() - pad_y), float(view.y.max() + pad_y)
+
+
+def terrain(view: View) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The score field: L of every visible memory binned on a grid and smoothed.
+
+    Cells with too little weight nearby are left empty (NaN), so the surface
+    covers where memories live, not the whole plane. Heights use the terrace
+    mapping of the smoothed score, so the surface rises where points rise.
+    """
+    x0, x1, y0, y1 = _bounds(view)
+    gx = np.linspace(x0, x1, GRID_CELLS)
+    gy = np.linspace(y0, y1, GRID_CELLS)
+    if view.total == 0:
+        empty = np.full((GRID_CELLS, GRID_CELLS), np.nan)
+        return gx, gy, empty, empty
+    score = view.land.scored.score
+    sums, _, _ = np.histogram2d(view.y, view.x, bins=GRID_CELLS, range=[[y0, y1], [x0, x1]], weights=score)
+    counts, _, _ = np.histogram2d(view.y, view.x, bins=GRID_CELLS, range=[[y0, y1], [x0, x1]])
+    sums = gaussian_filter(sums, 1.6)
+    weight = gaussian_filter(counts, 1.6)
+    field = np.where(weight > 0.02, sums / np.maximum(weight, 1e-9), np.nan)
+    params = view.land.params
+    tier = np.zeros(field.shape, dtype=np.int8)
+    finite = np.nan_to_num(field, nan=0.0)
+    tier[finite >= params.theta3] = 1
+    tier[finite >= params.theta2] = 2
+    tier[finite >= params.theta1] = 3
+    height = np.where(np.isnan(field), np.nan, terrace_height(finite, tier, params))
+    return gx, gy, height, field
+
+
+def hover_texts(mem_records: dict[int, Any], ids: Sequence[int]) -> list[str]:
+    """Hover labels; memory text is escaped so markup in it is shown, never run."""
+    out = []
+    for i in ids:
+        record = mem_records.get(int(i))
+        headline = record.headline if record is not None else ""
+        if len(headline) > 140:
+            headline = headline[:137] + "…"
+        out.append(f"#{int(i)} · {html.escape(headline)}")
+    return out
+
+
+def _terrace_planes(view: View) -> list[go.Mesh3d]:
+    x0, x1, y0, y1 = _bounds(view)
+    planes = []
+    for tier in Tier:
+        z = tier * TERRACE_HEIGHT
+        planes.append(
+            go.Mesh3d(
+                x=[x0, x1, x1, x0],
+                y=[y0, y0, y1, y1],
+                z=[z, z, z, z],
+                i=[0, 0],
+                j=[1, 2],
+                k=[2, 3],
+                color=TIER_COLOURS[tier],
+                opacity=0.07,
+                hoverinfo="skip",
+                name=f"{tier.name} terrace",
+                showscale=False,
+            )
+        )
+    return planes
+
+
+def _marker(view: View, rows: np.ndarray, mode: str, opacity: float) -> dict[str, Any]:
+    c = colours(view, mode, rows)
+    floored = view.land.state.floor[rows] > 0
+    return {
+        "size": sizes(view, rows),
+        "color": c["color"],
+        "colorscale": c["colorscale"],
+        "cmin": c["cmin"],
+        "cmax": c["cmax"],
+        "opacity": opacity,
+        "symbol": np.where(floored, "diamond", "circle"),
+        "line": {"width": 0},
+    }
+
+
+def _lines(view: View) -> tuple[list[float | None], list[float | None], list[float | None]]:
+    if view.query_xy is None:
+        return [], [], []
+    qx, qy = view.query_xy
+    qz = camera_height()
+    rows = query_lines(view)
+    z = view.z(rows)
+    xs: list[float | None] = []
+    ys: list[float | None] = []
+    zs: list[float | None] = []
+    for row, height in zip(rows, z):
+        xs += [qx, float(view.x[row]), None]
+        ys += [qy, float(view.y[row]), None]
+        zs += [qz, float(height), None]
+    return xs, ys, zs
+
+
+def camera_height() -> float:
+    return 4 * TERRACE_HEIGHT + 0.9
+
+
+def build_figure(view: View, records: dict[int, Any], *, color_mode: str = "tier", show_terrain: bool = False) -> go.Figure:
+    faint, bright = _split(view)
+    state = view.land.state
+    fig = go.Figure()
+    for plane in _terrace_planes(view):
+        fig.add_trace(plane)
+    for rows, opacity, name in ((faint, 0.28, "not a candidate"), (bright, 0.92, "memories")):
+        fig.add_trace(
+            go.Scatter3d(
+                x=view.x[rows],
+                y=view.y[rows],
+                z=view.z(rows),
+                mode="markers",
+                marker=_marker(view, rows, color_mode, opacity),
+                customdata=state.ids[rows],
+                hovertext=hover_texts(records, state.ids[rows]),
+                hovertemplate="%{hovertext}<extra></extra>",
+                name=name,
+            )
+        )
+    gx, gy, height, field = terrain(view) if show_terrain else (None, None, None, None)
+    fig.add_trace(
+        go.Surface(
+            x=gx,
+            y=gy,
+            z=height,
+            surfacecolor=field,
+            colorscale=[[0, "#1b2a4a"], [0.5, "#3ddc97"], [1, "#ffcf5c"]],
+            cmin=0,
+            cmax=1,
+            opacity=0.38,
+            showscale=False,
+            hoverinfo="skip",
+            visible=bool(show_terrain),
+            name="score terrain",
+            contours={"z": {"show": False}},
+        )
+    )
+    xs, ys, zs = _lines(view)
+    fig.add_trace(
+        go.Scatter3d(x=xs, y=ys, z=zs, mode="lines", line={"color": "rgba(255,255,255,0.35)", "width": 2}, hoverinfo="skip", name="to FULL")
+    )
+    qx, qy = view.query_xy if view.query_xy else (None, None)
+    fig.add_trace(
+        go.Scatter3d(
+            x=[qx] if qx is not None else [],
+            y=[qy] if qy is not None else [],
+            z=[camera_height()] if qx is not None else [],
+            mode="markers+text",
+            marker={"size": 9, "color": "#ffffff", "symbol": "diamond", "line": {"color": "#ffcf5c", "width": 2}},
+            text=["query"] if qx is not None else [],
+            textposition="top center",
+            textfont={"color": "#ffffff", "size": 13},
+            hovertext=[f"query: {html.escape(view.request.query or '')}"] if qx is not None else [],
+            hovertemplate="%{hovertext}<extra></extra>",
+            name="query camera",
+        )
+    )
+    x0, x1, y0, y1 = _bounds(view)
+    axis = {
+        "backgroundcolor": BACKGROUND,
+        "gridcolor": GRID,
+        "zerolinecolor": GRID,
+        "color": TEXT,
+        "showspikes": False,
+    }
+    fig.update_layout(
+        paper_bgcolor=BACKGROUND,
+        plot_bgcolor=BACKGROUND,
+        font={"color": TEXT, "family": "Inter, system-ui, sans-serif"},
+        margin={"l": 0, "r": 0, "t": 0, "b": 0},
+        showlegend=False,
+        uirevision="landscape",
+        scene={
+            "xaxis": {**axis, "title": {"text": "semantic map →"}, "range": [x0, x1], "showticklabels": False},
+            "yaxis": {**axis, "title": {"text": "semantic map ↗"}, "range": [y0, y1], "showticklabels": False},
+            "zaxis": {
+                **axis,
+                "title": {"text": "tier"},
+                "range": [0, camera_height() + 0.4],
+                "tickvals": [t * TERRACE_HEIGHT + 0.5 for t in Tier],
+                "ticktext": [t.name for t in Tier],
+            },
+            "aspectmode": "manual",
+            "aspectratio": {"x": 1.25, "y": 1.25, "z": 0.8},
+            "camera": {"eye": {"x": 1.55, "y": -1.2, "z": 0.75}, "center": {"x": 0.0, "y": 0.02, "z": -0.12}},
+        },
+        hoverlabel={"bgcolor": "#141c33", "bordercolor": "#3a4a70", "font": {"color": "#ffffff"}},
+    )
+    return fig
+
+
+def patch_figure(view: View, *, color_mode: str = "tier", show_terrain: bool = False) -> Patch:
+    """What a slider move changes: heights, colours, terrain and the camera's lines."""
+    patch = Patch()
+    faint, bright = _split(view)
+    for index, rows in ((TRACE["faint"], faint), (TRACE["memories"], bright)):
+        patch["data"][index]["z"] = view.z(rows)
+        c = colours(view, color_mode, rows)
+        patch["data"][index]["marker"]["color"] = c["color"]
+        patch["data"][index]["marker"]["colorscale"] = c["colorscale"]
+        patch["data"][index]["marker"]["cmin"] = c["cmin"]
+        patch["data"][index]["marker"]["cmax"] = c["cmax"]
+        patch["data"][index]["marker"]["symbol"] = np.where(view.land.state.floor[rows] > 0, "diamond", "circle")
+    patch["data"][TRACE["terrain"]]["visible"] = bool(show_terrain)
+    if show_terrain:
+        gx, gy, height, field = terrain(view)
+        patch["data"][TRACE["terrain"]]["x"] = gx
+        patch["data"][TRACE["terrain"]]["y"] = gy
+        patch["data"][TRACE["terrain"]]["z"] = height
+        patch["data"][TRACE["terrain"]]["surfacecolor"] = field
+    xs, ys, zs = _lines(view)
+    patch["data"][TRACE["lines"]]["x"] = xs
+    patch["data"][TRACE["lines"]]["y"] = ys
+    patch["data"][TRACE["lines"]]["z"] = zs
+    return patch

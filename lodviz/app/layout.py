@@ -1,0 +1,323 @@
+"""The page: controls on the left, the scene in the middle, the memory panel on the right,
+and the audit log in a second tab.
+
+The layout is a function of the page's URL (read from the layout request's
+referrer), so a shared link opens on the same query, agent and sliders.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Mapping
+from urllib.parse import parse_qs, urlparse
+
+from dash import dash_table, dcc, html
+
+from lodviz.app.figure import COLOR_MODES, TIER_COLOURS
+from lodviz.errors import LodvizError
+from lodviz.memory import Memory
+from lodviz.params import Params
+from lodviz.scoring import Tier
+
+ALL_AGENTS = "__all__"
+LAMBDA_RANGE = (-3.3, 0.0)  # log10 of lambda per day
+K_RANGE = (1.0, 4.0)  # log10 of k
+AUDIT_ACTIONS = ["search", "expand", "promote", "demote", "profile", "write", "recent", "unseen", "sample"]
+
+
+@dataclass
+class Controls:
+    """The state the URL carries: what is asked, by whom, with which knobs."""
+
+    query: str = ""
+    exclude: str = ""
+    agent: str = ALL_AGENTS
+    params: Params = Params()
+    now: str | None = None  # ISO date; None = the store's "now"
+    color: str = "tier"
+    terrain: bool = False
+
+    @classmethod
+    def from_url(cls, url: str | None, mem: Memory) -> "Controls":
+        args: Mapping[str, list[str]] = parse_qs(urlparse(url or "").query)
+
+        def one(name: str, default: str = "") -> str:
+            return args.get(name, [default])[0]
+
+        agent = one("agent", ALL_AGENTS) or ALL_AGENTS
+        if agent != ALL_AGENTS and agent not in mem.agents() and agent not in mem.profiles():
+            agent = ALL_AGENTS
+        params = mem.profile(None if agent == ALL_AGENTS else agent)
+        changes: dict[str, Any] = {}
+        for name, cast in (("alpha", float), ("lambda", float), ("theta1", float), ("theta2", float), ("theta3", float), ("k", int)):
+            if one(name):
+                try:
+                    changes[name] = cast(one(name))
+                except ValueError:
+                    pass
+        try:
+            params = params.with_(**changes)
+        except LodvizError:
+            pass  # a hand-edited link with bad values opens on the profile instead
+        color = one("color", "tier")
+        return cls(
+            query=one("q"),
+            exclude=one("x"),
+            agent=agent,
+            params=params,
+            now=one("now") or None,
+            color=color if color in COLOR_MODES else "tier",
+            terrain=one("terrain") == "1",
+        )
+
+
+def _card(title: str, *children: Any, **kwargs: Any) -> html.Div:
+    return html.Div([html.Div(title, className="card-title"), *children], className="card", **kwargs)
+
+
+def _slider_row(label: str, readout_id: str, control: Any, hint: str) -> html.Div:
+    return html.Div(
+        [
+            html.Div([html.Span(label, className="slider-label"), html.Span(id=readout_id, className="readout")], className="slider-head"),
+            control,
+            html.Div(hint, className="hint"),
+        ],
+        className="slider-row",
+    )
+
+
+def agent_options(mem: Memory) -> list[dict[str, str]]:
+    names = sorted(set(mem.agents()) | set(mem.profiles()))
+    return [{"label": "All agents (auditor view)", "value": ALL_AGENTS}] + [{"label": n, "value": n} for n in names]
+
+
+def controls_panel(mem: Memory, c: Controls) -> html.Div:
+    p = c.params
+    now = mem.now()
+    return html.Div(
+        [
+            _card(
+                "Query camera",
+                dcc.Input(id="query", type="text", value=c.query, debounce=False, placeholder="Ask the store, e.g. liability cap in CRO agreements", className="text-input", n_submit=0),
+                dcc.Input(id="exclude", type="text", value=c.exclude, placeholder="Exclude topics (comma-separated)", className="text-input exclude-input", n_submit=0),
+                html.Div(
+                    [
+                        html.Button("Search", id="search", className="btn primary", n_clicks=0),
+                        html.Button("Fly to query", id="fly", className="btn", n_clicks=0),
+                        html.Button("Clear", id="clear", className="btn ghost", n_clicks=0),
+                    ],
+                    className="btn-row",
+                ),
+            ),
+            _card(
+                "Agent & profile",
+                dcc.Dropdown(id="agent", options=agent_options(mem), value=c.agent, clearable=False, className="dropdown"),
+                html.Div(
+                    [
+                        html.Button("Research α≈1", id="preset-research", className="btn small", n_clicks=0),
+                        html.Button("Digest α≈0", id="preset-digest", className="btn small", n_clicks=0),
+                        html.Button("Legal α≈½", id="preset-legal", className="btn small", n_clicks=0),
+                    ],
+                    className="btn-row presets",
+                ),
+                html.Button("Save sliders as this agent's profile", id="save-profile", className="btn wide", n_clicks=0),
+                html.Div(id="profile-status", className="status"),
+            ),
+            _card(
+                "Scoring",
+                _slider_row(
+                    "α similarity vs recency",
+                    "alpha-readout",
+                    dcc.Slider(id="alpha", min=0, max=1, step=0.01, value=p.alpha, marks={0: "0", 0.5: "½", 1: "1"}, updatemode="drag", allow_direct_input=False),
+                    "0 = recency only, 1 = meaning only: L = α·S + (1−α)·D",
+                ),
+                _slider_row(
+                    "λ decay per day",
+                    "lambda-readout",
+                    dcc.Slider(id="lambda", min=LAMBDA_RANGE[0], max=LAMBDA_RANGE[1], step=0.01, value=_log(p.lam, LAMBDA_RANGE[0]), marks={-3: "0.001", -2: "0.01", -1: "0.1", 0: "1"}, updatemode="drag", allow_direct_input=False),
+                    "D = exp(−λ·t / (1 + ln(1 + r)))",
+                ),
+                _slider_row(
+                    "θ3 · θ2 · θ1 tier thresholds",
+                    "thresholds-readout",
+                    dcc.RangeSlider(id="thresholds", min=0, max=1, step=0.01, value=[p.theta3, p.theta2, p.theta1], pushable=0.01, allowCross=False, marks={0: "0", 0.5: "½", 1: "1"}, updatemode="drag", className="thresholds", allow_direct_input=False),
+                    "HEADLINE ≥ θ3, SUMMARY ≥ θ2, FULL ≥ θ1",
+                ),
+                _slider_row(
+                    "k candidates",
+                    "k-readout",
+                    dcc.Slider(id="k", min=K_RANGE[0], max=K_RANGE[1], step=0.01, value=_log(p.k, K_RANGE[0]), marks={1: "10", 2: "100", 3: "1000", 4: "10k"}, updatemode="mouseup", allow_direct_input=False),
+                    "the nearest memories a search considers",
+                ),
+                html.Div(
+                    [
+                        html.Span("now", className="slider-label"),
+                        dcc.DatePickerSingle(id="now", date=c.now or now.date().isoformat(), display_format="YYYY-MM-DD", className="date"),
+                        html.Span(f"store's now: {now.strftime('%Y-%m-%d %H:%M')} UTC", className="hint"),
+                    ],
+                    className="now-row",
+                ),
+            ),
+            _card(
+                "Display",
+                dcc.RadioItems(id="color-by", options=[{"label": m, "value": m} for m in COLOR_MODES], value=c.color, inline=True, className="radio"),
+                dcc.Checklist(id="terrain", options=[{"label": " score terrain", "value": "on"}], value=["on"] if c.terrain else [], className="check"),
+                html.Button("Refit map (UMAP)", id="refit", className="btn small", n_clicks=0),
+                html.Div(id="layout-status", className="status"),
+            ),
+        ],
+        className="controls",
+    )
+
+
+def _log(value: float, floor: float) -> float:
+    return round(max(math.log10(value), floor) if value > 0 else floor, 3)
+
+
+def legend() -> html.Div:
+    return html.Div(
+        [
+            html.Div(id="legend-colours", className="legend-colours"),
+            html.Div(
+                "Ground: a semantic map (UMAP of the embeddings), related memories sit together. "
+                "Height: the tier a search would return (FULL on top, then SUMMARY, HEADLINE, OUT), "
+                "and within a terrace the score L. Size: how often a memory was retrieved; ◆ = a tier floor set by promote. "
+                "Faint points are outside the query's k nearest.",
+                className="legend-text",
+            ),
+        ],
+        className="legend",
+    )
+
+
+def memory_panel() -> html.Div:
+    return html.Div(
+        [
+            html.Div(id="panel-body", children=html.Div("Click a memory in the scene to see why it sits where it sits.", className="empty")),
+            html.Div(
+                [
+                    dcc.Input(id="reason", type="text", placeholder="Reason (kept in the audit log)", className="text-input"),
+                    html.Div(
+                        [
+                            html.Button("Promote ▲", id="promote", className="btn primary", n_clicks=0),
+                            html.Button("Demote ▼", id="demote", className="btn", n_clicks=0),
+                            html.Button("Expand", id="expand", className="btn", n_clicks=0, title="Count as a retrieval: last used becomes now, count +1 (audited)"),
+                        ],
+                        className="btn-row",
+                    ),
+                    html.Div(id="action-status", className="status"),
+                ],
+                id="panel-actions",
+                className="panel-actions",
+                style={"display": "none"},
+            ),
+        ],
+        className="panel",
+    )
+
+
+def audit_tab(mem: Memory) -> html.Div:
+    agents = sorted(set(mem.agents()) | set(mem.profiles()))
+    return html.Div(
+        [
+            html.Div(
+                [
+                    dcc.Dropdown(id="audit-agent", options=[{"label": a, "value": a} for a in agents], placeholder="any agent", className="dropdown"),
+                    dcc.Dropdown(id="audit-actions", options=[{"label": a, "value": a} for a in AUDIT_ACTIONS], multi=True, placeholder="any action", className="dropdown wide"),
+                    dcc.DatePickerRange(id="audit-range", display_format="YYYY-MM-DD", className="date"),
+                    html.Button("Export CSV", id="audit-export", className="btn", n_clicks=0),
+                    dcc.Download(id="audit-download"),
+                ],
+                className="audit-filters",
+            ),
+            dash_table.DataTable(
+                id="audit-table",
+                columns=[
+                    {"name": "time (UTC)", "id": "at"},
+                    {"name": "action", "id": "action"},
+                    {"name": "actor", "id": "actor"},
+                    {"name": "agent", "id": "agent_id"},
+                    {"name": "memory", "id": "memory_id"},
+                    {"name": "query", "id": "query"},
+                    {"name": "what happened", "id": "summary"},
+                ],
+                page_size=25,
+                sort_action="native",
+                style_as_list_view=True,
+                style_table={"overflowX": "auto"},
+                style_header={"backgroundColor": "#141c33", "color": "#c9d3e6", "fontWeight": "600", "border": "none"},
+                style_cell={"backgroundColor": "#0f1629", "color": "#c9d3e6", "border": "none", "borderBottom": "1px solid #1f2a44", "fontFamily": "Inter, system-ui, sans-serif", "fontSize": "13px", "textAlign": "left", "padding": "6px 10px", "whiteSpace": "normal", "height": "auto", "maxWidth": "420px"},
+            ),
+        ],
+        className="audit",
+    )
+
+
+def build_layout(mem: Memory, url: str | None) -> html.Div:
+    c = Controls.from_url(url, mem)
+    applied = {"query": c.query.strip(), "exclude": c.exclude}
+    return html.Div(
+        [
+            dcc.Store(id="applied", data=applied),
+            dcc.Store(id="data-version", data=0),
+            dcc.Store(id="selected-id", data=None),
+            dcc.Store(id="seen", data={"count": len(mem), "layout": None}),
+            dcc.Store(id="url-sink"),
+            dcc.Store(id="fly-sink"),
+            dcc.Interval(id="poll", interval=2000),
+            html.Header(
+                [
+                    html.Div([html.Span("lod", className="logo-a"), html.Span("viz", className="logo-b")], className="logo"),
+                    html.Div(f"{mem.store.path.rsplit('/', 1)[-1]} · {len(mem):,} memories · now {mem.now().strftime('%Y-%m-%d')}", id="store-info", className="store-info"),
+                    html.Div(id="counts", className="counts"),
+                ],
+                className="header",
+            ),
+            dcc.Tabs(
+                id="tabs",
+                value="landscape",
+                className="tabs",
+                children=[
+                    dcc.Tab(
+                        label="Landscape",
+                        value="landscape",
+                        className="tab",
+                        selected_className="tab selected",
+                        children=html.Div(
+                            [
+                                controls_panel(mem, c),
+                                html.Div(
+                                    [
+                                        dcc.Graph(id="scene", config={"displaylogo": False, "scrollZoom": True}, className="scene", style={"height": "100%"}),
+                                        html.Div(id="scene-note", className="scene-note"),
+                                        legend(),
+                                    ],
+                                    className="stage",
+                                ),
+                                memory_panel(),
+                            ],
+                            className="main",
+                        ),
+                    ),
+                    dcc.Tab(label="Audit log", value="audit", className="tab", selected_className="tab selected", children=audit_tab(mem)),
+                ],
+            ),
+        ],
+        className="app",
+    )
+
+
+def tier_badge(tier: Tier) -> html.Span:
+    return html.Span(tier.name, className="badge", style={"background": TIER_COLOURS[tier], "color": "#0b1020"})
+
+
+def parse_date(value: str | None, reference: datetime) -> datetime:
+    """The picked day at the reference time of day (the store's now keeps its exact time)."""
+    if not value:
+        return reference
+    day = datetime.fromisoformat(value[:10]).date()
+    if day == reference.date():
+        return reference
+    return reference.replace(year=day.year, month=day.month, day=day.day)

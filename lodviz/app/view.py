@@ -1,0 +1,146 @@
+"""The server's part of drawing the landscape: score the store, choose what to draw.
+
+A ``ViewRequest`` is what the controls say (query, agent, parameters, now);
+``compute_view`` turns it into a ``View``: every visible memory scored through
+``Memory.landscape`` (so the numbers are the library's), the rows to draw, and
+their positions. Past ``draw_limit`` memories the view draws the query's
+candidates in full plus a stable sample of the rest, and says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from lodviz import budget as budgeting
+from lodviz.layout import positions
+from lodviz.memory import Landscape, Memory
+from lodviz.params import Params
+from lodviz.scoring import Tier
+
+#: Above this many memories the scene draws a sample (headless Chromium draws
+#: WebGL in software: about 15k points keep a repaint well under a second).
+DEFAULT_DRAW_LIMIT = 15_000
+#: Height of each terrace's floor; a memory sits between its floor and the next
+#: by where its score falls in its tier's band.
+TERRACE_HEIGHT = 1.0
+QUERY_NEIGHBOURS = 10
+MAX_QUERY_LINES = 80
+
+
+@dataclass(frozen=True)
+class ViewRequest:
+    params: Params
+    now: datetime | None = None
+    query: str | None = None
+    exclude: tuple[str, ...] = ()
+    agent_id: str | None = None
+
+    @property
+    def has_query(self) -> bool:
+        return bool(self.query and self.query.strip())
+
+    @property
+    def scoring_params(self) -> Params:
+        """Without a query there is no S: the view shows recency alone (L = D)."""
+        return self.params if self.has_query else self.params.with_(alpha=0.0)
+
+
+@dataclass
+class View:
+    request: ViewRequest
+    land: Landscape
+    x: np.ndarray  # every visible row
+    y: np.ndarray
+    placeholder: np.ndarray  # rows whose position is not from the fitted layout yet
+    drawn: np.ndarray  # row indices drawn in the scene
+    query_xy: tuple[float, float] | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    tokens: int = 0
+
+    @property
+    def total(self) -> int:
+        return len(self.land.state)
+
+    @property
+    def sampled(self) -> bool:
+        return len(self.drawn) < self.total
+
+    def z(self, rows: np.ndarray | None = None) -> np.ndarray:
+        rows = self.drawn if rows is None else rows
+        return terrace_height(self.land.scored.score[rows], self.land.scored.tier[rows], self.land.params)
+
+
+def terrace_height(score: np.ndarray, tier: np.ndarray, params: Params) -> np.ndarray:
+    """z for a memory: its tier's floor plus where its score sits in the tier's band.
+
+    A memory lifted by its tier floor (score below the band) sits on the floor.
+    """
+    lo = np.choose(tier.astype(np.int64), [0.0, params.theta3, params.theta2, params.theta1])
+    hi = np.choose(tier.astype(np.int64), [params.theta3, params.theta2, params.theta1, 1.0])
+    frac = np.clip((score - lo) / np.maximum(hi - lo, 1e-9), 0.0, 1.0)
+    return tier * TERRACE_HEIGHT + 0.12 + 0.72 * frac
+
+
+def _stable_sample(ids: np.ndarray, keep: int) -> np.ndarray:
+    """A mask keeping about ``keep`` rows, chosen by a hash of the id.
+
+    The same memories stay drawn as the store grows and as sliders move.
+    """
+    if keep >= len(ids):
+        return np.ones(len(ids), dtype=bool)
+    hashed = (ids.astype(np.uint64) * np.uint64(2654435761)) % np.uint64(2**32)
+    return hashed < np.uint64(int(keep / len(ids) * 2**32))
+
+
+def compute_view(mem: Memory, request: ViewRequest, draw_limit: int = DEFAULT_DRAW_LIMIT) -> View:
+    land = mem.landscape(
+        request.query if request.has_query else None,
+        agent_id=request.agent_id,
+        params=request.scoring_params,
+        now=request.now,
+        exclude=list(request.exclude),
+    )
+    state = land.state
+    vectors = mem.store.unit_vectors()
+    if request.agent_id is not None and len(state) != len(vectors):
+        vectors = vectors[mem.store.state().rows_of(state.ids)]
+    x, y, placeholder = positions(state.x, state.y, vectors)
+    candidates = np.flatnonzero(land.candidate)
+    if len(state) <= draw_limit:
+        drawn = np.arange(len(state))
+    else:
+        rest = _stable_sample(state.ids, max(draw_limit - len(candidates), 0)) & ~land.candidate
+        drawn = np.union1d(candidates, np.flatnonzero(rest))
+    view = View(request, land, x, y, placeholder, drawn)
+    tiers = land.scored.tier[candidates]
+    view.counts = {t.name: int((tiers == t).sum()) for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE, Tier.OUT)}
+    view.tokens = result_tokens(state, candidates, tiers)
+    if land.query_vector is not None and len(candidates):
+        s = land.scored.similarity
+        nearest = np.argsort(-s)[:QUERY_NEIGHBOURS]
+        weights = np.maximum(s[nearest], 1e-6) ** 4
+        view.query_xy = (
+            float(np.average(x[nearest], weights=weights)),
+            float(np.average(y[nearest], weights=weights)),
+        )
+    return view
+
+
+def result_tokens(state, rows: np.ndarray, tiers: np.ndarray) -> int:
+    """Token cost of ``rows`` returned at ``tiers`` (OUT costs nothing), from stored lengths."""
+    lengths = np.choose(
+        np.clip(tiers.astype(np.int64), 0, 3),
+        [np.zeros(len(rows), dtype=np.int64), state.len_headline[rows], state.len_summary[rows], state.len_text[rows]],
+    )
+    costs = budgeting.tokens_for_length(lengths)
+    return int(costs[tiers > Tier.OUT].sum())
+
+
+def query_lines(view: View) -> np.ndarray:
+    """Rows the query camera draws lines to: its FULL candidates, best first."""
+    land = view.land
+    full = np.flatnonzero(land.candidate & (land.scored.tier == Tier.FULL))
+    return full[np.argsort(-land.scored.score[full])][:MAX_QUERY_LINES]

@@ -1,0 +1,418 @@
+"""The agent interface: LOD memory as MCP tools, over one ``Memory``.
+
+``build_mcp(mem)`` returns an ``MCPServer`` (official ``mcp`` SDK) with the
+concept's three tools, ``memory_search``, ``memory_expand`` and
+``memory_promote``, plus ``memory_write`` and the non-semantic modes
+``memory_recent``, ``memory_unseen`` and ``memory_sample``.
+
+Every call acts for one agent: its stored profile (alpha, lambda, thresholds,
+k) applies, it sees its own memories and shared ones only, and the audit log
+records the call under its name. Which agent a call acts for:
+
+- the server's fixed agent, if it has one (``lodviz mcp --http --agent NAME``);
+- otherwise the ``X-Lodviz-Agent`` request header, which ``lodviz.server`` also
+  sets from the URL forms ``/mcp/<agent>/`` and ``/mcp/?agent=<agent>``;
+- otherwise ``default``.
+
+The agent name is a label that keeps memories apart, not an authentication:
+whoever can reach the endpoint can name any agent. The server listens on
+127.0.0.1 only.
+
+The tools are ``async``; each Memory call runs on a worker thread so that a
+search never blocks the event loop that serves other clients and the app.
+Errors lodviz raises on purpose (``LodvizError``) come back as tool errors
+carrying their one-sentence message; the server keeps serving.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Annotated, Any, Callable, Literal, TypeVar
+
+import anyio
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
+
+import lodviz
+from lodviz.errors import InvalidInput, LodvizError
+from lodviz.memory import Memory, Result
+from lodviz.scoring import Tier
+from lodviz.store.base import AuditEvent, MemoryRecord, iso
+
+#: The request header naming the agent a call acts for.
+AGENT_HEADER = "X-Lodviz-Agent"
+#: The agent of calls that name none.
+DEFAULT_AGENT = "default"
+#: Agent names: what the store accepts as agent_id (lodviz.ingest.records).
+AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$")
+
+INSTRUCTIONS = """\
+lodviz is level-of-detail (LOD) memory. Nothing is forgotten: every memory is
+kept as full text, a summary and a one-line headline, and a search returns the
+whole relevant landscape at mixed resolution - the memories closest to your
+query (and those in recent use) in full, the next ring as summaries, the rest
+as headlines with their [id].
+
+- Start with memory_search(query): read the full items and summaries, scan the
+  headlines; call memory_expand(id) on any headline you need in full.
+- Use exclude=[topics] to push a topic away, budget_tokens to cap the size.
+- memory_promote(id, reason) keeps a key memory at a higher resolution for good.
+- memory_write(text, kind) stores something worth remembering (private to you
+  unless visibility="shared").
+- memory_recent, memory_unseen and memory_sample browse without a query: a time
+  window, what was never retrieved, and a random draw from what is fading.
+Only your own memories and shared ones are visible to you.
+"""
+
+T = TypeVar("T")
+
+
+# -- structured output ---------------------------------------------------------------
+
+
+class MemoryItem(BaseModel):
+    """One memory in a landscape, with its content at its tier."""
+
+    id: int = Field(description="Pass to memory_expand or memory_promote.")
+    tier: Literal["FULL", "SUMMARY", "HEADLINE"] = Field(description="The resolution it came back at.")
+    content: str = Field(description="The text at that tier: full text, summary or headline.")
+    similarity: float = Field(description="S: cosine similarity to the query, 0-1 (0 without a query).")
+    decay: float = Field(description="D: temporal decay since last use, 0-1 (1 = just used).")
+    score: float = Field(description="L = alpha*S + (1-alpha)*D, less any exclusion penalty.")
+    penalty: float = Field(description="What exclude=[...] subtracted from L.")
+    retrieval_count: int = Field(description="How often it was retrieved before this call.")
+    last_retrieved_at: str | None
+    created_at: str
+    agent_id: str
+    visibility: Literal["private", "shared"]
+    kind: str
+    source: str | None
+    floor: Literal["FULL", "SUMMARY", "HEADLINE", "OUT"] = Field(description="Its promoted tier floor.")
+    tokens: int = Field(description="Estimated tokens of content.")
+
+
+class Landscape(BaseModel):
+    """A tiered result: what memory_search and the browsing modes return."""
+
+    mode: Literal["search", "recent", "unseen", "sample"]
+    query: str | None
+    exclude: list[str]
+    agent_id: str | None = Field(description="The agent the call acted for.")
+    now: str = Field(description="The time the scores were computed for.")
+    params: dict[str, float] = Field(description="alpha, lam (lambda), theta1-3 and k used.")
+    budget_tokens: int | None
+    candidates: int = Field(description="How many memories were considered.")
+    counts: dict[str, int] = Field(description="Items per tier.")
+    tokens: int = Field(description="Estimated tokens of all contents.")
+    items: list[MemoryItem] = Field(description="FULL items first, then SUMMARY, then HEADLINE.")
+
+
+class MemoryOut(BaseModel):
+    """One memory in full."""
+
+    id: int
+    headline: str
+    summary: str
+    text: str
+    agent_id: str
+    visibility: Literal["private", "shared"]
+    kind: str
+    source: str | None
+    created_at: str
+    last_retrieved_at: str | None
+    retrieval_count: int
+    floor: Literal["FULL", "SUMMARY", "HEADLINE", "OUT"]
+    metadata: dict[str, Any]
+
+
+class Promotion(BaseModel):
+    id: int
+    previous_floor: Literal["FULL", "SUMMARY", "HEADLINE", "OUT"]
+    floor: Literal["FULL", "SUMMARY", "HEADLINE", "OUT"] = Field(description="The tier floor now.")
+    headline: str
+
+
+class Written(BaseModel):
+    id: int
+    duplicate: bool = Field(description="True if this agent had stored the same text before; nothing new was written.")
+    agent_id: str
+    visibility: Literal["private", "shared"]
+    kind: str
+    headline: str
+    summary: str
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+
+def check_agent(name: object) -> str:
+    """A valid agent name, or ``InvalidInput`` saying what a name may be."""
+    if not isinstance(name, str) or not AGENT_NAME.match(name):
+        raise InvalidInput(f"agent name {name!r} must be 1-64 letters, digits or _.:@- characters, starting with a letter or digit.")
+    return name
+
+
+def _record_out(record: MemoryRecord) -> MemoryOut:
+    return MemoryOut(
+        id=record.id,
+        headline=record.headline,
+        summary=record.summary,
+        text=record.text,
+        agent_id=record.agent_id,
+        visibility=record.visibility,  # type: ignore[arg-type]
+        kind=record.kind,
+        source=record.source,
+        created_at=iso(record.created_at) or "",
+        last_retrieved_at=iso(record.last_retrieved_at),
+        retrieval_count=record.retrieval_count,
+        floor=Tier(record.floor).name,  # type: ignore[arg-type]
+        metadata=dict(record.metadata or {}),
+    )
+
+
+def _result(text: str, data: BaseModel | dict[str, Any]) -> CallToolResult:
+    structured = data.model_dump(mode="json") if isinstance(data, BaseModel) else data
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+
+
+def _landscape(result: Result, agent: str) -> CallToolResult:
+    text = result.render()
+    if not result.items:
+        text = text.rstrip() + f"\n(Nothing visible to agent {agent!r} here.)\n"
+    return _result(text, result.to_dict())
+
+
+def _describe(record: MemoryRecord) -> str:
+    floor = Tier(record.floor)
+    facts = [
+        f"kind {record.kind}",
+        f"agent {record.agent_id} ({record.visibility})",
+        f"created {iso(record.created_at)}",
+        f"retrieved {record.retrieval_count}x",
+    ]
+    if record.source:
+        facts.append(f"source {record.source}")
+    if floor > Tier.OUT:
+        facts.append(f"floor {floor.name}")
+    return f"[{record.id}] {record.headline}\n(" + ", ".join(facts) + ")"
+
+
+# -- the server -------------------------------------------------------------------------------
+
+
+def build_mcp(mem: Memory, *, agent: str | None = None, default_agent: str = DEFAULT_AGENT) -> MCPServer:
+    """The MCP server over ``mem``.
+
+    With ``agent``, every call acts for that agent whatever the request says
+    (the HTTP layer in ``lodviz.server`` refuses requests naming another one).
+    Without it, the ``X-Lodviz-Agent`` header names the agent, else
+    ``default_agent``.
+    """
+    fixed = check_agent(agent) if agent is not None else None
+    check_agent(default_agent)
+    server = MCPServer(
+        "lodviz",
+        title="lodviz LOD memory",
+        description="Level-of-detail memory: search the landscape, expand, promote, write.",
+        instructions=INSTRUCTIONS,
+        version=lodviz.__version__,
+        log_level="WARNING",
+    )
+
+    def agent_of(ctx: Context) -> str:
+        if fixed is not None:
+            return fixed
+        try:
+            headers = ctx.headers
+        except ValueError:  # no request (in-process use)
+            headers = None
+        name = headers.get(AGENT_HEADER) if headers is not None else None
+        if not name:
+            return default_agent
+        try:
+            return check_agent(name)
+        except LodvizError as exc:
+            raise ToolError(str(exc)) from exc
+
+    async def run(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run a Memory call on a worker thread; lodviz errors become tool errors."""
+        try:
+            return await anyio.to_thread.run_sync(functools.partial(func, *args, **kwargs))
+        except LodvizError as exc:
+            raise ToolError(str(exc)) from exc
+
+    reading = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+
+    @server.tool(annotations=reading)
+    async def memory_search(
+        query: Annotated[str, Field(description="What you want to remember about, in natural language.")],
+        ctx: Context,
+        exclude: Annotated[list[str] | None, Field(description="Topics to push away (negative retrieval).")] = None,
+        k: Annotated[int | None, Field(description="How many nearest memories to consider (default: your profile's, usually 1000).")] = None,
+        budget_tokens: Annotated[int | None, Field(description="Hard cap on the tokens of the returned texts.")] = None,
+    ) -> Annotated[CallToolResult, Landscape]:
+        """Search your memory: the landscape around a query, at mixed resolution.
+
+        Use this first, whenever past conversations, documents, decisions,
+        preferences or results might matter. It returns the k nearest memories
+        (wide: about 1000, not 5), each at the resolution its relevance and
+        recency earn: FULL text for the closest and most used, SUMMARY for the
+        next ring, a one-line HEADLINE with its [id] for the rest. Read the full
+        items, scan the headlines, and call memory_expand(id) on any headline
+        you need. exclude=["topic", ...] pushes a topic down; budget_tokens
+        caps the size (lower-scoring items lose resolution first, nothing is
+        dropped before it must be). Memories returned FULL or SUMMARY count as
+        used and stay sharp.
+        """
+        who = agent_of(ctx)
+        result = await run(mem.search, query, agent_id=who, exclude=exclude, k=k, budget_tokens=budget_tokens)
+        return _landscape(result, who)
+
+    @server.tool(annotations=reading)
+    async def memory_expand(
+        memory_id: Annotated[int, Field(description="The [id] shown in a search or browse result.")],
+        ctx: Context,
+    ) -> Annotated[CallToolResult, MemoryOut]:
+        """The full text of one memory (its headline and summary too).
+
+        Use it when a headline or summary in a landscape looks relevant and you
+        need the details. Counts as using the memory, so it stays sharp in
+        later searches.
+        """
+        record = await run(mem.expand, memory_id, agent_id=agent_of(ctx))
+        return _result(f"{_describe(record)}\n\n{record.text}\n", _record_out(record))
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False))
+    async def memory_promote(
+        memory_id: Annotated[int, Field(description="The [id] of the memory to keep sharp.")],
+        reason: Annotated[str, Field(description="Why it matters (kept in the audit log).")],
+        ctx: Context,
+    ) -> Annotated[CallToolResult, Promotion]:
+        """Pin a memory one tier higher for good (HEADLINE -> SUMMARY -> FULL).
+
+        Use it for something that must never fade: a key decision, a
+        precedent, a standing preference. It raises the memory's tier floor, so
+        every later search returns it at least at that resolution, however old
+        or distant it is. Say why: the reason is recorded with your name.
+        """
+        who = agent_of(ctx)
+
+        def promote() -> tuple[MemoryRecord, Tier]:
+            before = mem.get(memory_id, agent_id=who)
+            return before, mem.promote(before.id, reason=reason, agent_id=who)
+
+        before, floor = await run(promote)
+        data = Promotion(id=before.id, previous_floor=Tier(before.floor).name, floor=floor.name, headline=before.headline)  # type: ignore[arg-type]
+        return _result(
+            f"Memory {before.id} now has tier floor {floor.name} (was {Tier(before.floor).name}): {before.headline}\n",
+            data,
+        )
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False))
+    async def memory_write(
+        text: Annotated[str, Field(description="The memory, in full; it is summarised and headlined for you.")],
+        ctx: Context,
+        kind: Annotated[str, Field(description="A short lower-case word: note, turn, document, tool_result, preference, email, ...")] = "note",
+        metadata: Annotated[dict[str, Any] | None, Field(description="Any JSON object to keep with it.")] = None,
+        visibility: Annotated[Literal["private", "shared"], Field(description="private: only you see it; shared: every agent does.")] = "private",
+        source: Annotated[str | None, Field(description="Where it came from (a URL, a channel, a file).")] = None,
+    ) -> Annotated[CallToolResult, Written]:
+        """Store a memory: a fact, decision, preference, result or conversation turn worth keeping.
+
+        Write the full text; lodviz keeps it at three resolutions (full,
+        summary, headline) and it appears in later searches, and in the
+        landscape people see. Writing the same text again stores nothing new
+        and returns the existing id.
+        """
+        who = agent_of(ctx)
+        fields = {"text": text, "agent_id": who, "kind": kind, "metadata": metadata, "visibility": visibility, "source": source}
+
+        def write() -> tuple[MemoryRecord, bool]:
+            report = mem.add_many([fields], actor=who)
+            if report.added:
+                return mem.get(report.added[0]), False
+            record = mem.get(mem.add(**fields))
+            # Nothing new was stored, but the call still leaves its trace.
+            mem.record_event(
+                AuditEvent(action="write", actor=who, agent_id=who, memory_id=record.id, details={"count": 0, "duplicate": True})
+            )
+            return record, True
+
+        record, duplicate = await run(write)
+        data = Written(
+            id=record.id,
+            duplicate=duplicate,
+            agent_id=record.agent_id,
+            visibility=record.visibility,  # type: ignore[arg-type]
+            kind=record.kind,
+            headline=record.headline,
+            summary=record.summary,
+        )
+        verb = "Already stored as" if duplicate else "Stored"
+        return _result(f"{verb} memory {record.id} ({record.visibility}, {record.kind}): {record.headline}\n", data)
+
+    @server.tool(annotations=reading)
+    async def memory_recent(
+        since: Annotated[str, Field(description="Start of the window, ISO 8601 (e.g. 2026-05-01 or 2026-05-01T09:00:00Z).")],
+        ctx: Context,
+        until: Annotated[str | None, Field(description="End of the window, ISO 8601 (default: now).")] = None,
+        budget_tokens: Annotated[int | None, Field(description="Hard cap on the tokens of the returned texts.")] = None,
+    ) -> Annotated[CallToolResult, Landscape]:
+        """What was stored in a time window, newest first, without a query.
+
+        Use it for "what happened last week", digests and catch-ups. Memories
+        in the window come back tiered by how often they have been used:
+        frequently used ones in full, untouched ones as headlines.
+        """
+        who = agent_of(ctx)
+        result = await run(mem.recent, since, until, agent_id=who, budget_tokens=budget_tokens)
+        return _landscape(result, who)
+
+    @server.tool(annotations=reading)
+    async def memory_unseen(
+        ctx: Context,
+        limit: Annotated[int, Field(description="At most this many, newest first.")] = 50,
+        budget_tokens: Annotated[int | None, Field(description="Hard cap on the tokens of the returned texts.")] = None,
+    ) -> Annotated[CallToolResult, Landscape]:
+        """Memories that have never been retrieved, newest first.
+
+        Use it to review what was stored but never looked at (new documents,
+        unread results) before it fades.
+        """
+        who = agent_of(ctx)
+        result = await run(mem.unseen, agent_id=who, limit=limit, budget_tokens=budget_tokens)
+        return _landscape(result, who)
+
+    @server.tool(annotations=reading)
+    async def memory_sample(
+        ctx: Context,
+        n: Annotated[int, Field(description="How many memories to draw.")] = 10,
+        budget_tokens: Annotated[int | None, Field(description="Hard cap on the tokens of the returned texts.")] = None,
+    ) -> Annotated[CallToolResult, Landscape]:
+        """Resurface n memories at random, weighted towards the most faded.
+
+        Use it to rediscover what is being ignored: old decisions, forgotten
+        findings. Drawn memories come back as summaries and count as used.
+        """
+        who = agent_of(ctx)
+        result = await run(mem.sample, n, agent_id=who, budget_tokens=budget_tokens)
+        return _landscape(result, who)
+
+    return server
+
+
+TOOL_NAMES = (
+    "memory_search",
+    "memory_expand",
+    "memory_promote",
+    "memory_write",
+    "memory_recent",
+    "memory_unseen",
+    "memory_sample",
+)
+
+__all__ = ["build_mcp", "check_agent", "AGENT_HEADER", "DEFAULT_AGENT", "INSTRUCTIONS", "TOOL_NAMES"]
