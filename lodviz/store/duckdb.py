@@ -115,20 +115,20 @@ MIGRATIONS: list[tuple[str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
 
 def apply_migrations(con: duckdb.DuckDBPyConnection, upto: str | None = None) -> list[str]:
     """Apply pending migrations in order (up to and including ``upto``)."""
-    con.execute(
+    _run(con, 
         "CREATE TABLE IF NOT EXISTS _migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)"
     )
     done = {row[0] for row in con.execute("SELECT name FROM _migrations").fetchall()}
     applied = []
     for name, migrate in MIGRATIONS:
         if name not in done:
-            con.execute("BEGIN TRANSACTION")
+            _run(con, "BEGIN TRANSACTION")
             try:
                 migrate(con)
-                con.execute("INSERT INTO _migrations VALUES (?, ?)", [name, _naive(_utcnow())])
-                con.execute("COMMIT")
+                _run(con, "INSERT INTO _migrations VALUES (?, ?)", [name, _naive(_utcnow())])
+                _run(con, "COMMIT")
             except Exception:
-                con.execute("ROLLBACK")
+                _run(con, "ROLLBACK")
                 raise
             applied.append(name)
             log.info("applied migration %s", name)
@@ -138,6 +138,12 @@ def apply_migrations(con: duckdb.DuckDBPyConnection, upto: str | None = None) ->
 
 
 # -- helpers ------------------------------------------------------------------
+
+
+def _run(con: duckdb.DuckDBPyConnection, sql: str, args: Sequence[Any] | None = None) -> list[tuple]:
+    """Execute and consume the result: DuckDB refuses other work on a connection
+    while a statement's result (even an INSERT's row count) is unread."""
+    return con.execute(sql, args).fetchall() if args is not None else con.execute(sql).fetchall()
 
 
 def _utcnow() -> datetime:
@@ -262,20 +268,23 @@ class DuckDBStore(Store):
 
     # -- transactions ---------------------------------------------------------
 
+    def _run(self, sql: str, args: Sequence[Any] | None = None) -> list[tuple]:
+        return _run(self._con, sql, args)
+
     def _transaction(self, work: Callable[[], Any]) -> Any:
         with self._lock:
-            self._con.execute("BEGIN TRANSACTION")
+            self._run("BEGIN TRANSACTION")
             try:
                 result = work()
-                self._con.execute("COMMIT")
+                self._run("COMMIT")
             except BaseException:
-                self._con.execute("ROLLBACK")
+                self._run("ROLLBACK")
                 raise
             return result
 
     def _insert_audit(self, event: AuditEvent) -> None:
         at = event.at or _utcnow()
-        self._con.execute(
+        self._run(
             "INSERT INTO audit (occurred_at, action, actor, agent_id, memory_id, query, details) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             [
@@ -298,7 +307,7 @@ class DuckDBStore(Store):
     def set_meta(self, values: dict[str, str]) -> None:
         def work() -> None:
             for key, value in values.items():
-                self._con.execute(
+                self._run(
                     "INSERT OR REPLACE INTO meta VALUES (?, ?)", [key, str(value)]
                 )
 
@@ -306,12 +315,12 @@ class DuckDBStore(Store):
 
     def artifact(self, name: str) -> bytes | None:
         with self._lock:
-            row = self._con.execute("SELECT data FROM artifacts WHERE name = ?", [name]).fetchone()
-        return None if row is None else bytes(row[0])
+            rows = self._run("SELECT data FROM artifacts WHERE name = ?", [name])
+        return bytes(rows[0][0]) if rows else None
 
     def set_artifact(self, name: str, data: bytes) -> None:
         self._transaction(
-            lambda: self._con.execute(
+            lambda: self._run(
                 "INSERT OR REPLACE INTO artifacts VALUES (?, ?)", [name, data]
             )
         )
@@ -340,7 +349,7 @@ class DuckDBStore(Store):
                     continue
                 seen.add(m.content_hash)
                 fresh.append(i)
-            start = int(self._con.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()[0])
+            start = int(self._run("SELECT coalesce(max(id), 0) FROM memories")[0][0])
             ids: list[int | None] = [None] * len(memories)
             for offset, i in enumerate(fresh):
                 ids[i] = start + 1 + offset
@@ -379,7 +388,7 @@ class DuckDBStore(Store):
             def work() -> None:
                 self._con.register("_incoming", table)
                 try:
-                    self._con.execute(
+                    self._run(
                         "INSERT INTO memories (id, text, summary, headline, embedding, "
                         "embedding_model, content_hash, created_at, last_retrieved_at, "
                         "retrieval_count, floor, agent_id, visibility, kind, source, metadata) "
@@ -412,7 +421,7 @@ class DuckDBStore(Store):
 
     def count(self) -> int:
         with self._lock:
-            return int(self._con.execute("SELECT count(*) FROM memories").fetchone()[0])
+            return int(self._run("SELECT count(*) FROM memories")[0][0])
 
     def _load(self) -> _Cache:
         with self._lock:
@@ -432,7 +441,7 @@ class DuckDBStore(Store):
 
         def work() -> None:
             if ids:
-                self._con.execute(
+                self._run(
                     "UPDATE memories SET last_retrieved_at = ?, "
                     "retrieval_count = retrieval_count + 1 "
                     "WHERE id IN (SELECT unnest(?::BIGINT[]))",
@@ -450,7 +459,7 @@ class DuckDBStore(Store):
 
     def set_floor(self, memory_id: int, floor: int, audit: AuditEvent) -> None:
         def work() -> None:
-            self._con.execute(
+            self._run(
                 "UPDATE memories SET floor = ? WHERE id = ?", [int(floor), int(memory_id)]
             )
             self._insert_audit(audit)
@@ -472,7 +481,7 @@ class DuckDBStore(Store):
         def work() -> None:
             self._con.register("_layout", table)
             try:
-                self._con.execute(
+                self._run(
                     "UPDATE memories SET layout_x = _layout.x, layout_y = _layout.y "
                     "FROM _layout WHERE memories.id = _layout.id"
                 )
@@ -552,7 +561,7 @@ class DuckDBStore(Store):
 
     def set_profile(self, agent_id: str, values: dict[str, Any], audit: AuditEvent) -> None:
         def work() -> None:
-            self._con.execute(
+            self._run(
                 f"INSERT OR REPLACE INTO profiles (agent_id, {', '.join(self._PROFILE_FIELDS)}, "
                 "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [agent_id, *(values[f] for f in self._PROFILE_FIELDS), _naive(_utcnow())],

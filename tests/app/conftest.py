@@ -1,0 +1,77 @@
+"""A small real store for the app's tests: real texts, the real model, a stored layout."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import lodviz
+from lodviz import projection
+
+SOURCES = Path(__file__).resolve().parents[2] / "sample_data" / "sources"
+XSS = '<img src=x onerror="window.__lodviz_xss = 1">Note from the vendor portal'
+
+
+def sample_records(n: int) -> list[dict]:
+    records = []
+    for path in sorted(SOURCES.glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                data = json.loads(line)
+                data.pop("usage", None)
+                data.pop("conflict", None)
+                records.append(data)
+    # A spread over every source file rather than the first file's opening weeks.
+    step = max(len(records) // n, 1)
+    return records[::step][:n]
+
+
+@pytest.fixture(scope="session")
+def app_store_template(tmp_path_factory, embedder) -> Path:
+    """Built once per session; tests get a copy."""
+    path = tmp_path_factory.mktemp("app-store") / "template.duckdb"
+    mem = lodviz.open(path, embedder=embedder)
+    records = sample_records(120)
+    for i, record in enumerate(records):
+        # A usage history, so tiers differ by recency as well as meaning.
+        if i % 3 == 0:
+            record["retrieval_count"] = 4 + i % 7
+            record["last_retrieved_at"] = "2026-11-20T12:00:00Z"
+    records.append({"text": XSS, "agent_id": "legal-review", "kind": "note", "created_at": "2026-11-01T09:00:00Z"})
+    mem.add_many(records)
+    mem.set_profile("legal-review", "legal")
+    mem.set_profile("exec-digest", "digest")
+    mem.set_reference_time("2026-11-30T18:00:00Z")
+    state = mem.store.state()
+    xy = projection.quick(mem.store.unit_vectors())
+    mem.store.set_layout(state.ids, xy[:, 0], xy[:, 1])
+    mem.close()
+    return path
+
+
+@pytest.fixture
+def app_store(app_store_template, tmp_path) -> Path:
+    path = tmp_path / "app.duckdb"
+    path.write_bytes(app_store_template.read_bytes())
+    return path
+
+
+@pytest.fixture
+def app_mem(app_store, embedder):
+    mem = lodviz.open(app_store, embedder=embedder, actor="test")
+    yield mem
+    mem.close()
+
+
+def xss_id(mem) -> int:
+    rows = mem.store.sql("SELECT id FROM memories WHERE text LIKE '<img%'")
+    return int(rows[0][0])
+
+
+def ids_in(figure) -> np.ndarray:
+    """Memory ids drawn in a go.Figure."""
+    parts = [t.customdata for t in figure.data if t.type == "scatter3d" and t.customdata is not None]
+    return np.concatenate([np.asarray(p, dtype=np.int64) for p in parts])

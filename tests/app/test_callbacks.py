@@ -1,0 +1,188 @@
+"""The app's callbacks as plain functions, without a browser."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from dash import Patch
+
+from lodviz.app import create_app
+from lodviz.app.callbacks import audit, scoring, selection, status, tuning
+from lodviz.app.figure import TRACE, hover_texts
+from lodviz.app.layout import ALL_AGENTS, Controls
+from lodviz.app.view import ViewRequest, compute_view
+from lodviz.params import PRESETS, Params
+from lodviz.scoring import Tier
+
+from .conftest import ids_in, xss_id
+
+QUERY = {"query": "limitation of liability cap in CRO agreements", "exclude": ""}
+
+
+@pytest.fixture
+def ctx(app_mem):
+    return create_app(app_mem, place_on_start=False, warm_model=False).lodviz
+
+
+def controls(params: Params = Params()) -> tuple:
+    return (params.alpha, math.log10(params.lam), [params.theta3, params.theta2, params.theta1], math.log10(params.k))
+
+
+def render(ctx, applied=None, agent=ALL_AGENTS, params: Params = Params(), triggered=None, color="tier", terrain=None):
+    return scoring.render(ctx, applied, agent, *controls(params), None, color, terrain, triggered)
+
+
+def text_of(component) -> str:
+    """The visible text of a component tree, whitespace folded."""
+
+    def walk(node) -> str:
+        if isinstance(node, (list, tuple)):
+            return " ".join(walk(c) for c in node)
+        if isinstance(node, (str, int, float)):
+            return str(node)
+        children = getattr(node, "children", None)
+        return walk(children) if children is not None else ""
+
+    return " ".join(walk(component).split())
+
+
+def test_first_render_draws_every_memory_with_counts(ctx, app_mem):
+    figure, counts, note, legend = render(ctx)
+    assert sorted(ids_in(figure).tolist()) == sorted(app_mem.store.state().ids.tolist())
+    assert "full" in text_of(counts) and "tokens" in text_of(counts)
+    assert "No query" in text_of(note)
+
+
+def test_a_query_places_the_camera_and_draws_lines_to_full_memories(ctx):
+    figure, counts, note, _ = render(ctx, QUERY)
+    camera = figure.data[TRACE["camera"]]
+    assert len(camera.x) == 1 and camera.z[0] > 4
+    assert "limitation of liability cap" in text_of(note)
+
+
+def test_a_slider_move_sends_a_patch_and_changes_the_counts(ctx):
+    _, counts_before, _, _ = render(ctx, QUERY)
+    patch, counts_after, _, _ = render(ctx, QUERY, params=Params(alpha=0.95), triggered={"alpha"})
+    assert isinstance(patch, Patch)
+    assert text_of(counts_before) != text_of(counts_after)
+
+
+def test_a_new_query_sends_a_whole_figure(ctx):
+    figure, _, _, _ = render(ctx, QUERY, triggered={"applied"})
+    assert not isinstance(figure, Patch)
+
+
+def test_counts_match_a_search_with_the_same_settings(ctx, app_mem):
+    params = PRESETS["legal"]
+    _, counts, _, _ = render(ctx, QUERY, params=params)
+    result = app_mem.search(QUERY["query"], params=params, touch=False)
+    c = result.counts
+    assert f"{c['FULL']:,} full" in text_of(counts)
+    assert f"{c['SUMMARY']:,} summaries" in text_of(counts)
+    assert f"{c['HEADLINE']:,} headlines" in text_of(counts)
+    assert f"~{result.tokens:,} tokens" in text_of(counts)
+
+
+def test_an_agent_sees_only_its_own_and_shared_memories(ctx, app_mem):
+    figure, _, _, _ = render(ctx, QUERY, agent="exec-digest")
+    records = app_mem.store.get(ids_in(figure).tolist())
+    assert records and all(r.agent_id == "exec-digest" or r.visibility == "shared" for r in records.values())
+
+
+def test_bad_thresholds_show_a_message_not_a_traceback(ctx):
+    figure, _, note, _ = scoring.render(ctx, QUERY, ALL_AGENTS, 0.5, -1.5, [0.3, 0.3, 0.3], 3, None, "tier", None, {"thresholds"})
+    assert "theta1 > theta2 > theta3" in text_of(note)
+
+
+def test_panel_numbers_are_the_librarys(ctx, app_mem):
+    memory_id = int(app_mem.search(QUERY["query"], touch=False).items[0].id)
+    body, style = selection.show(ctx, memory_id, QUERY, ALL_AGENTS, *controls(), None)
+    placement = app_mem.explain(memory_id, QUERY["query"], params=Params(), now=app_mem.now())
+    text = text_of(body)
+    assert f"{placement.similarity:.3f}" in text and f"{placement.decay:.3f}" in text and f"{placement.score:.3f}" in text
+    assert placement.reason in text and style == {"display": "block"}
+
+
+def test_promote_from_the_app_writes_the_floor_and_an_audit_event(ctx, app_mem):
+    memory_id = int(app_mem.store.state().ids[5])
+    message = selection.act(ctx, "promote", memory_id, "key precedent", Tier.SUMMARY)
+    assert "FULL" in message
+    assert app_mem.get(memory_id).floor == Tier.FULL
+    event = app_mem.audit(actions=["promote"])[0]
+    assert event.memory_id == memory_id and event.actor == "app" and event.details["reason"] == "key precedent"
+
+
+def test_demote_and_expand_from_the_app(ctx, app_mem):
+    memory_id = int(app_mem.store.state().ids[6])
+    selection.act(ctx, "promote", memory_id, None, Tier.OUT)
+    assert "→ OUT" in selection.act(ctx, "demote", memory_id, None, None)
+    before = app_mem.get(memory_id).retrieval_count
+    selection.act(ctx, "expand", memory_id, None, None)
+    assert app_mem.get(memory_id).retrieval_count == before + 1
+
+
+def test_memory_markup_is_escaped_in_hover_labels(app_mem):
+    memory_id = xss_id(app_mem)
+    (label,) = hover_texts(app_mem.store.get([memory_id]), [memory_id])
+    assert "<img" not in label and "&lt;img" in label
+
+
+def test_panel_shows_markup_as_text(ctx, app_mem):
+    body, _ = selection.show(ctx, xss_id(app_mem), None, ALL_AGENTS, *controls(), None)
+    assert '<img src=x onerror="window.__lodviz_xss = 1">' in text_of(body)
+
+
+def test_agent_loads_its_profile_and_presets_load_theirs(ctx):
+    assert tuning.load(ctx, "agent", "legal-review")[0] == PRESETS["legal"].alpha
+    assert tuning.load(ctx, "preset-digest", ALL_AGENTS)[0] == PRESETS["digest"].alpha
+
+
+def test_saving_a_profile_is_audited(ctx, app_mem):
+    message = tuning.save(ctx, "clinical-research", *controls(PRESETS["research"]))
+    assert "Saved clinical-research" in message
+    assert app_mem.profile("clinical-research").alpha == PRESETS["research"].alpha
+    assert app_mem.audit(actions=["profile"])[0].actor == "app"
+
+
+def test_saving_without_an_agent_is_refused(ctx):
+    assert "Pick an agent" in tuning.save(ctx, ALL_AGENTS, *controls())
+
+
+def test_audit_rows_filter_and_export(ctx, app_mem):
+    app_mem.search("supplier audit", agent_id="exec-digest", touch=False)
+    app_mem.search("supplier audit", agent_id="exec-digest")
+    app_mem.promote(int(app_mem.store.state().ids[0]), reason="r")
+    rows = audit.rows(ctx, "exec-digest", ["search"], None, None)
+    assert [r["action"] for r in rows] == ["search"] and rows[0]["query"] == "supplier audit"
+    csv_text = audit.to_csv(audit.rows(ctx, None, None, None, None))
+    assert csv_text.splitlines()[0].startswith("id,at,action")
+    assert "promote" in csv_text
+
+
+def test_url_state_round_trips_through_controls(app_mem):
+    c = Controls.from_url("http://x/?q=cap&x=cats&agent=legal-review&alpha=0.7&lambda=0.05&theta1=0.6&theta2=0.3&theta3=0.05&k=500&color=agent&terrain=1", app_mem)
+    assert (c.query, c.exclude, c.agent, c.color, c.terrain) == ("cap", "cats", "legal-review", "agent", True)
+    assert c.params == Params(alpha=0.7, lam=0.05, theta1=0.6, theta2=0.3, theta3=0.05, k=500)
+
+
+def test_a_bad_url_falls_back_to_the_profile(app_mem):
+    c = Controls.from_url("http://x/?agent=nobody&alpha=7", app_mem)
+    assert c.agent == ALL_AGENTS and c.params == app_mem.profile(None)
+
+
+def test_poll_notices_a_write_from_elsewhere(ctx, app_mem):
+    seen, _, _ = status.poll(ctx, None, 0)
+    app_mem.add("An agent wrote this through MCP.", agent_id="exec-digest")
+    seen, version, _ = status.poll(ctx, seen, 3)
+    assert version == 4
+    ctx.layout_job.wait(60)
+    assert not (app_mem.store.state().x != app_mem.store.state().x).any()
+
+
+def test_past_the_draw_limit_candidates_are_drawn_and_the_rest_sampled(app_mem):
+    request = ViewRequest(params=Params(k=20), query=QUERY["query"])
+    view = compute_view(app_mem, request, draw_limit=50)
+    assert view.sampled and len(view.drawn) <= 55
+    candidates = set(view.land.candidate.nonzero()[0].tolist())
+    assert candidates <= set(view.drawn.tolist())
