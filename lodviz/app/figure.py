@@ -95,7 +95,7 @@ def colours(view: View, mode: str, rows: np.ndarray) -> dict[str, Any]:
 
 def sizes(view: View, rows: np.ndarray) -> np.ndarray:
     r = view.land.state.retrieval_count[rows]
-    return np.clip(3.0 + 1.7 * np.log1p(r), 3.0, 12.0)
+    return np.clip(4.0 + 1.6 * np.log1p(r), 4.0, 12.0)
 
 
 def _split(view: View) -> tuple[np.ndarray, np.ndarray]:
@@ -226,7 +226,7 @@ def build_figure(view: View, records: dict[int, Any], *, color_mode: str = "tier
                 z=view.z(rows),
                 mode="markers",
                 marker=_marker(view, rows, color_mode, opacity),
-                customdata=state.ids[rows],
+                customdata=state.ids[rows].tolist(),  # a plain list: dcc.Graph looks points up in it by index
                 hovertext=hover_texts(records, state.ids[rows]),
                 hovertemplate="%{hovertext}<extra></extra>",
                 name=name,
@@ -295,6 +295,7 @@ def build_figure(view: View, records: dict[int, Any], *, color_mode: str = "tier
                 "tickvals": [t * TERRACE_HEIGHT + 0.5 for t in Tier],
                 "ticktext": [t.name for t in Tier],
             },
+            "domain": {"x": [0.06, 1.0], "y": [0.0, 1.0]},
             "aspectmode": "manual",
             "aspectratio": {"x": 1.25, "y": 1.25, "z": 0.8},
             "camera": {"eye": {"x": 1.55, "y": -1.2, "z": 0.75}, "center": {"x": 0.0, "y": 0.02, "z": -0.12}},

@@ -38,6 +38,7 @@ class Controls:
     now: str | None = None  # ISO date; None = the store's "now"
     color: str = "tier"
     terrain: bool = False
+    selected: int | None = None  # the memory open in the panel
 
     @classmethod
     def from_url(cls, url: str | None, mem: Memory) -> "Controls":
@@ -62,6 +63,7 @@ class Controls:
         except LodvizError:
             pass  # a hand-edited link with bad values opens on the profile instead
         color = one("color", "tier")
+        selected = int(one("m")) if one("m").isdigit() else None
         return cls(
             query=one("q"),
             exclude=one("x"),
@@ -70,6 +72,7 @@ class Controls:
             now=one("now") or None,
             color=color if color in COLOR_MODES else "tier",
             terrain=one("terrain") == "1",
+            selected=selected,
         )
 
 
@@ -262,7 +265,7 @@ def build_layout(mem: Memory, url: str | None) -> html.Div:
         [
             dcc.Store(id="applied", data=applied),
             dcc.Store(id="data-version", data=0),
-            dcc.Store(id="selected-id", data=None),
+            dcc.Store(id="selected-id", data=c.selected),
             dcc.Store(id="seen", data={"count": len(mem), "layout": None}),
             dcc.Store(id="url-sink"),
             dcc.Store(id="fly-sink"),

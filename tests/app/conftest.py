@@ -40,7 +40,9 @@ def app_store_template(tmp_path_factory, embedder) -> Path:
         if i % 3 == 0:
             record["retrieval_count"] = 4 + i % 7
             record["last_retrieved_at"] = "2026-11-20T12:00:00Z"
-    records.append({"text": XSS, "agent_id": "legal-review", "kind": "note", "created_at": "2026-11-01T09:00:00Z"})
+    # Much used, so it is drawn large on the top terrace where a test can hover it.
+    records.append({"text": XSS, "agent_id": "legal-review", "kind": "note", "created_at": "2026-11-01T09:00:00Z",
+                    "retrieval_count": 40, "last_retrieved_at": "2026-11-29T09:00:00Z"})
     mem.add_many(records)
     mem.set_profile("legal-review", "legal")
     mem.set_profile("exec-digest", "digest")

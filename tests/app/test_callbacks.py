@@ -186,3 +186,11 @@ def test_past_the_draw_limit_candidates_are_drawn_and_the_rest_sampled(app_mem):
     assert view.sampled and len(view.drawn) <= 55
     candidates = set(view.land.candidate.nonzero()[0].tolist())
     assert candidates <= set(view.drawn.tolist())
+
+
+def test_enter_or_search_moves_the_camera_and_typing_does_not():
+    assert scoring.apply_query({"query.n_submit"}, " cap ", "")["query"] == "cap"
+    assert scoring.apply_query({"search.n_clicks"}, "cap", "cats")["exclude"] == "cats"
+    assert scoring.apply_query({"query.value"}, "ca", "") is scoring.no_update
+    assert scoring.apply_query({"query.value"}, "", "")["query"] == ""
+    assert scoring.apply_query({"clear.n_clicks"}, "cap", "x") == {"query": "", "exclude": ""}

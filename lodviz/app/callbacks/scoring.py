@@ -87,6 +87,20 @@ def legend_children(view: View, mode: str) -> list[Any]:
     return [html.Span([html.I(style={"background": colour}), label], className="legend-entry") for label, colour in entries]
 
 
+def apply_query(triggered: set[str], query: str | None, exclude: str | None) -> Any:
+    """The query the camera uses: set by Enter or Search, cleared by Clear or an emptied box.
+
+    Typing alone does not move the camera (each query costs an embedding).
+    """
+    if "clear.n_clicks" in triggered:
+        return {"query": "", "exclude": ""}
+    if triggered & {"search.n_clicks", "query.n_submit", "exclude.n_submit"}:
+        return {"query": (query or "").strip(), "exclude": exclude or ""}
+    if "query.value" in triggered and not (query or "").strip():
+        return {"query": "", "exclude": exclude or ""}
+    return no_update
+
+
 def render(
     app_ctx: AppContext,
     applied: dict | None,
@@ -148,16 +162,7 @@ def register(app: Dash, app_ctx: AppContext) -> None:
         prevent_initial_call=True,
     )
     def _apply_query(_search, _submit, _submit_x, _clear, query, exclude):
-        trigger = dash_ctx.triggered_id
-        if trigger == "clear":
-            return {"query": "", "exclude": ""}
-        if trigger in ("query", "exclude"):
-            # Typing does not move the camera; Enter or Search does. An emptied
-            # box clears the query at once, though.
-            if trigger == "query" and not (query or "").strip():
-                return {"query": "", "exclude": exclude or ""}
-            return no_update
-        return {"query": (query or "").strip(), "exclude": exclude or ""}
+        return apply_query({t["prop_id"] for t in dash_ctx.triggered}, query, exclude)
 
     @app.callback(
         Output("query", "value"),

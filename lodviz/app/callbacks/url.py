@@ -12,7 +12,7 @@ from dash import Dash, Input, Output
 def register(app: Dash, _ctx) -> None:
     app.clientside_callback(
         """
-        function(applied, agent, alpha, lamLog, th, kLog, now, color, terrain) {
+        function(applied, agent, alpha, lamLog, th, kLog, now, color, terrain, selected) {
             const p = new URLSearchParams();
             if (applied && applied.query) p.set('q', applied.query);
             if (applied && applied.exclude) p.set('x', applied.exclude);
@@ -27,6 +27,7 @@ def register(app: Dash, _ctx) -> None:
             if (now) p.set('now', now.slice(0, 10));
             if (color && color !== 'tier') p.set('color', color);
             if (terrain && terrain.length) p.set('terrain', '1');
+            if (selected !== null && selected !== undefined) p.set('m', String(selected));
             const next = window.location.pathname + '?' + p.toString();
             if (next !== window.location.pathname + window.location.search) {
                 window.history.replaceState(null, '', next);
@@ -44,4 +45,5 @@ def register(app: Dash, _ctx) -> None:
         Input("now", "date"),
         Input("color-by", "value"),
         Input("terrain", "value"),
+        Input("selected-id", "data"),
     )

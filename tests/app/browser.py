@@ -1,0 +1,65 @@
+"""Running the app for a real headless Chromium: the server in a thread, Playwright's browser."""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from typing import Iterator
+
+from werkzeug.serving import WSGIRequestHandler, make_server
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_request(self, *args, **kwargs) -> None:  # one line per request drowns the test output
+        pass
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--use-gl=swiftshader",
+    "--enable-unsafe-swiftshader",
+    "--no-sandbox",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+# The screen position of a drawn memory, projected the way plotly's gl3d does
+# for its hover labels, so a test can click that memory for real.
+PROJECT_JS = """
+(memoryId) => {
+  const gd = document.querySelector('#scene .js-plotly-plot');
+  const scene = gd._fullLayout.scene._scene;
+  for (const trace of gd._fullData) {
+    if (trace.type !== 'scatter3d' || !trace.customdata) continue;
+    const i = Array.from(trace.customdata).indexOf(memoryId);
+    if (i < 0) continue;
+    const cp = scene.glplot.cameraParams, ds = scene.dataScale;
+    const p = [trace.x[i] * ds[0], trace.y[i] * ds[1], trace.z[i] * ds[2], 1];
+    const xf = (m, v) => { const o = [0, 0, 0, 0]; for (let r = 0; r < 4; ++r) for (let c = 0; c < 4; ++c) o[c] += m[4 * r + c] * v[r]; return o; };
+    const clip = xf(cp.projection, xf(cp.view, xf(cp.model, p)));
+    // The scene's viewport: its domain within the plot area, not the whole canvas.
+    const box = gd.getBoundingClientRect(), size = gd._fullLayout._size, dom = gd._fullLayout.scene.domain;
+    const left = box.left + size.l + dom.x[0] * size.w, width = size.w * (dom.x[1] - dom.x[0]);
+    const top = box.top + size.t + (1 - dom.y[1]) * size.h, height = size.h * (dom.y[1] - dom.y[0]);
+    return {x: left + (0.5 * clip[0] / clip[3] + 0.5) * width, y: top + (0.5 - 0.5 * clip[1] / clip[3]) * height};
+  }
+  return null;
+}
+"""
+
+
+@contextmanager
+def serving(app) -> Iterator[str]:
+    server = make_server("127.0.0.1", 0, app.server, threaded=True, request_handler=_QuietHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/"
+    finally:
+        server.shutdown()
+        thread.join(10)
+
+
+def trace_js(name: str, field: str) -> str:
+    return f"() => {{ const gd = document.querySelector('#scene .js-plotly-plot'); const t = gd._fullData.find(t => t.name === '{name}'); return t ? Array.from(t.{field} || []) : null; }}"

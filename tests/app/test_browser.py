@@ -1,0 +1,175 @@
+"""The landscape in a real headless Chromium (software WebGL), against a real DuckDB file."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import lodviz
+from lodviz.app import create_app
+from lodviz.params import Params
+from lodviz.scoring import Tier
+
+from .browser import CHROMIUM, CHROMIUM_ARGS, PROJECT_JS, serving, trace_js
+from .conftest import xss_id
+
+pytestmark = pytest.mark.browser
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright_api.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def served(app_mem):
+    app = create_app(app_mem, place_on_start=False)
+    with serving(app) as url:
+        yield url, app_mem
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1500, "height": 920})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.errors = errors
+    yield page
+    context.close()
+
+
+def open_scene(page, url: str) -> None:
+    page.goto(url)
+    page.wait_for_selector("#scene .gl-container canvas", timeout=60_000)
+    page.wait_for_function("() => document.querySelector('#counts') && document.querySelector('#counts').innerText.includes('full')", timeout=60_000)
+
+
+def eventually(page, condition, timeout_ms: int = 30_000) -> bool:
+    for _ in range(timeout_ms // 250):
+        if condition():
+            return True
+        page.wait_for_timeout(250)
+    return condition()
+
+
+def click_memory(page, memory_id: int) -> None:
+    """Hover the memory until plotly's hover label shows, then click it: a real WebGL pick."""
+    point = page.evaluate(PROJECT_JS, memory_id)
+    for dx in (0, 1, -1):
+        page.mouse.move(point["x"] + dx, point["y"])
+        try:
+            page.wait_for_selector("#scene .hovertext", timeout=5_000)
+            break
+        except playwright_api.TimeoutError:
+            continue
+    # gl3d takes a click from a press and release on the picked point, not an instant one.
+    page.mouse.down()
+    page.wait_for_timeout(80)
+    page.mouse.up()
+
+
+def counts(page) -> str:
+    return page.inner_text("#counts")
+
+
+def search(page, query: str) -> None:
+    page.fill("#query", query)
+    page.press("#query", "Enter")
+    page.wait_for_function("() => document.querySelector('#scene-note').innerText.includes('Camera at')", timeout=60_000)
+
+
+def test_page_loads_with_the_scene_drawn(page, served):
+    url, mem = served
+    open_scene(page, url)
+    drawn = page.evaluate(trace_js("memories", "customdata")) + page.evaluate(trace_js("not a candidate", "customdata"))
+    assert sorted(drawn) == sorted(mem.store.state().ids.tolist())
+    assert "No query" in page.inner_text("#scene-note")
+    assert page.errors == []
+
+
+def test_typing_a_query_places_the_camera(page, served):
+    url, _ = served
+    open_scene(page, url)
+    assert page.evaluate(trace_js("query camera", "x")) == []
+    search(page, "limitation of liability cap in CRO agreements")
+    page.wait_for_function("() => document.querySelector('#scene .js-plotly-plot')._fullData.find(t => t.name === 'query camera').x.length === 1")
+    assert len(page.evaluate(trace_js("to FULL", "x"))) > 0
+    assert "q=limitation" in page.url  # the view is shareable
+
+
+def test_moving_alpha_changes_the_tier_counts_and_the_scene(page, served):
+    url, _ = served
+    open_scene(page, url)
+    search(page, "limitation of liability cap in CRO agreements")
+    before_counts = counts(page)
+    before_z = page.evaluate(trace_js("memories", "z"))
+    page.focus("#alpha [role=slider]")
+    for _ in range(40):
+        page.keyboard.press("ArrowRight")
+    assert eventually(page, lambda: counts(page) != before_counts)
+    assert eventually(page, lambda: page.evaluate(trace_js("memories", "z")) != before_z)
+    assert page.inner_text("#alpha-readout") == "1.00"
+
+
+def test_clicking_a_memory_opens_its_panel_with_the_librarys_numbers(page, served):
+    url, mem = served
+    open_scene(page, url)
+    state = mem.store.state()
+    click_memory(page, int(state.ids[state.retrieval_count.argmax()]))  # a large point on the top terrace
+    page.wait_for_selector("#panel-s", timeout=30_000)
+    shown = int(re.search(r"#(\d+)", page.inner_text(".panel-id")).group(1))  # the point under the cursor
+    placement = mem.explain(shown, None, params=Params().with_(alpha=0.0), now=mem.now())
+    assert page.inner_text("#panel-s") == f"{placement.similarity:.3f}"
+    assert page.inner_text("#panel-d") == f"{placement.decay:.3f}"
+    assert page.inner_text("#panel-l") == f"{placement.score:.3f}"
+    assert f"m={shown}" in page.url
+
+
+def test_promote_changes_the_floor_in_the_duckdb_file_and_adds_an_audit_event(browser, app_store, embedder):
+    mem = lodviz.open(app_store, embedder=embedder)
+    target = int(mem.store.state().ids[20])
+    before = mem.get(target).floor
+    app = create_app(mem, place_on_start=False)
+    context = browser.new_context(viewport={"width": 1500, "height": 920})
+    page = context.new_page()
+    with serving(app) as url:
+        open_scene(page, f"{url}?m={target}")
+        page.wait_for_selector("#panel-s")
+        page.fill("#reason", "auditor: key clause")
+        page.click("#promote")
+        page.wait_for_function("() => document.querySelector('#action-status').innerText.startsWith('Promoted')", timeout=30_000)
+        page.wait_for_function("() => !document.querySelector('#panel-body').innerText.includes('tier floor\\nnone')", timeout=30_000)
+    context.close()
+    mem.close()
+    reopened = lodviz.open(app_store, embedder=embedder)  # the file itself, after the app let go
+    try:
+        assert reopened.get(target).floor > before
+        event = reopened.audit(actions=["promote"])[0]
+        assert event.memory_id == target and event.actor == "app" and event.details["reason"] == "auditor: key clause"
+    finally:
+        reopened.close()
+
+
+def test_markup_in_a_memory_shows_as_text_and_runs_nothing(page, served):
+    url, mem = served
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    memory_id = xss_id(mem)
+    open_scene(page, f"{url}?m={memory_id}")
+    page.wait_for_selector("#panel-full")
+    assert '<img src=x onerror="window.__lodviz_xss = 1">' in page.inner_text("#panel-full")
+    assert page.locator("#panel-body img").count() == 0
+    point = page.evaluate(PROJECT_JS, memory_id)
+    page.mouse.move(point["x"], point["y"])  # the hover label shows the headline too
+    page.wait_for_selector("#scene .hovertext", timeout=10_000)
+    assert "<img" in page.text_content("#scene .hovertext")
+    assert page.locator("#scene .hovertext img").count() == 0
+    assert page.evaluate("() => window.__lodviz_xss") is None
+    assert dialogs == [] and page.errors == []
