@@ -58,9 +58,9 @@ def history(text: str, created: datetime, hint: str) -> dict:
         return REFERENCE_TIME - timedelta(days=days_ago, minutes=rng.randint(0, 600))
 
     if hint == "hot":
-        return {"retrieval_count": rng.randint(8, 45), "last_retrieved_at": after_creation(rng.uniform(0.1, 9))}
+        return {"retrieval_count": rng.randint(6, 40), "last_retrieved_at": after_creation(rng.uniform(0.3, 45))}
     if hint == "warm":
-        return {"retrieval_count": rng.randint(2, 7), "last_retrieved_at": after_creation(rng.uniform(25, 220))}
+        return {"retrieval_count": rng.randint(2, 7), "last_retrieved_at": after_creation(rng.uniform(45, 300))}
     if hint == "stale":
         first_use = min(rng.uniform(1, 45), age)
         return {"retrieval_count": 1, "last_retrieved_at": after_creation(age - first_use)}
