@@ -288,14 +288,22 @@ def build_figure(view: View, records: dict[int, Any], *, color_mode: str = "tier
         scene={
             "xaxis": {**axis, "title": {"text": "semantic map →"}, "range": [x0, x1], "showticklabels": False},
             "yaxis": {**axis, "title": {"text": "semantic map ↗"}, "range": [y0, y1], "showticklabels": False},
-            "zaxis": {
-                **axis,
-                "title": {"text": "tier"},
-                "range": [0, camera_height() + 0.4],
-                "tickvals": [t * TERRACE_HEIGHT + 0.5 for t in Tier],
-                "ticktext": [t.name for t in Tier],
-            },
-            "domain": {"x": [0.06, 1.0], "y": [0.0, 1.0]},
+            "zaxis": {**axis, "title": {"text": ""}, "range": [0, camera_height() + 0.4], "showticklabels": False},
+            # Terrace names sit on the terraces themselves: axis tick labels
+            # end up outside the scene at most camera angles.
+            "annotations": [
+                {
+                    "x": x0,
+                    "y": y1,
+                    "z": t * TERRACE_HEIGHT + 0.15,
+                    "text": t.name,
+                    "showarrow": False,
+                    "xanchor": "right",
+                    "font": {"color": TIER_COLOURS[t], "size": 12},
+                    "opacity": 0.9,
+                }
+                for t in Tier
+            ],
             "aspectmode": "manual",
             "aspectratio": {"x": 1.25, "y": 1.25, "z": 0.8},
             "camera": {"eye": {"x": 1.55, "y": -1.2, "z": 0.75}, "center": {"x": 0.0, "y": 0.02, "z": -0.12}},
