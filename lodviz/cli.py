@@ -189,8 +189,8 @@ def _print_result(result: Result, headlines: int, show_scores: bool = True) -> N
         click.echo(f"excluding: {', '.join(result.exclude)}")
     click.echo(
         f"{counts['FULL']} full · {counts['SUMMARY']} summaries · {counts['HEADLINE']} headlines"
-        f"  (~{result.tokens} tokens"
-        + (f" of a {result.budget_tokens} budget" if result.budget_tokens else "")
+        f"  (~{result.tokens:,} tokens"
+        + (f" of a {result.budget_tokens:,} budget" if result.budget_tokens else "")
         + f"; {result.candidates} candidates)"
     )
     for tier in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE):

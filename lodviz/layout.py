@@ -13,6 +13,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
+from typing import Callable
 from datetime import datetime, timezone
 
 import numpy as np
@@ -27,8 +28,8 @@ MODEL_ARTIFACT = "layout_model"
 
 def fit_layout(mem: Memory) -> projection.FittedLayout:
     """Fit the layout over every memory and store positions and model."""
-    state = mem.store.state()
-    fitted = projection.fit(mem.store.unit_vectors())
+    state, vectors = mem.store.snapshot()
+    fitted = projection.fit(vectors)
     mem.store.set_layout(state.ids, fitted.xy[:, 0], fitted.xy[:, 1])
     if fitted.model is not None:
         mem.store.set_artifact(MODEL_ARTIFACT, fitted.model)
@@ -44,7 +45,7 @@ def fit_layout(mem: Memory) -> projection.FittedLayout:
 
 def place_missing(mem: Memory) -> int:
     """Give memories without a position one, from the fitted model; returns how many."""
-    state = mem.store.state()
+    state, vectors = mem.store.snapshot()
     missing = np.flatnonzero(np.isnan(state.x))
     if len(missing) == 0:
         return 0
@@ -52,16 +53,20 @@ def place_missing(mem: Memory) -> int:
     if model is None or len(missing) == len(state):
         fit_layout(mem)
         return len(missing)
-    xy = projection.place(model, mem.store.unit_vectors()[missing])
+    xy = projection.place(model, vectors[missing])
     mem.store.set_layout(state.ids[missing], xy[:, 0], xy[:, 1])
     return len(missing)
 
 
-def positions(state_x: np.ndarray, state_y: np.ndarray, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def positions(
+    state_x: np.ndarray, state_y: np.ndarray, vectors_of: Callable[[np.ndarray], np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """x, y for every row, and a mask of rows whose position is a placeholder.
 
     A row without a stored position sits at its nearest placed neighbour (by
     embedding), or, when nothing is placed yet, at a PCA projection.
+    ``vectors_of(rows)`` gives the unit vectors of some rows; it is only
+    called when a placeholder is needed.
     """
     x, y = state_x.astype(np.float64).copy(), state_y.astype(np.float64).copy()
     missing = np.isnan(x) | np.isnan(y)
@@ -69,10 +74,10 @@ def positions(state_x: np.ndarray, state_y: np.ndarray, vectors: np.ndarray) -> 
         return x, y, missing
     placed = np.flatnonzero(~missing)
     if len(placed) == 0:
-        xy = projection.quick(vectors)
+        xy = projection.quick(vectors_of(np.arange(len(x))))
         return xy[:, 0], xy[:, 1], missing
     todo = np.flatnonzero(missing)
-    nearest = placed[np.argmax(vectors[todo] @ vectors[placed].T, axis=1)]
+    nearest = placed[np.argmax(vectors_of(todo) @ vectors_of(placed).T, axis=1)]
     jitter = np.random.default_rng(0).normal(scale=0.05, size=(len(todo), 2))
     x[todo] = x[nearest] + jitter[:, 0]
     y[todo] = y[nearest] + jitter[:, 1]

@@ -204,8 +204,8 @@ def _describe(record: MemoryRecord) -> str:
 # -- the server -------------------------------------------------------------------------------
 
 
-def build_mcp(mem: Memory, *, agent: str | None = None, default_agent: str = DEFAULT_AGENT) -> MCPServer:
-    """The MCP server over ``mem``.
+def build_mcp(mem: Memory | None, *, agent: str | None = None, default_agent: str = DEFAULT_AGENT) -> MCPServer:
+    """The MCP server over ``mem`` (``None`` only to list the tools, as the stdio relay does).
 
     With ``agent``, every call acts for that agent whatever the request says
     (the HTTP layer in ``lodviz.server`` refuses requests naming another one).

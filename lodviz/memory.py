@@ -110,10 +110,7 @@ class Result:
 
     @property
     def counts(self) -> dict[str, int]:
-        counts = {tier.name: 0 for tier in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
-        for item in self.items:
-            counts[item.tier.name] += 1
-        return counts
+        return _counts(self.items)
 
     @property
     def tokens(self) -> int:
@@ -187,6 +184,14 @@ class Landscape:
     query: str | None
     query_vector: np.ndarray | None
     candidate: np.ndarray  # bool: within the k nearest by S (all True without a query)
+    all_vectors: np.ndarray  # the snapshot's whole unit matrix (not copied)
+    rows: np.ndarray | slice  # rows of all_vectors that ``state`` holds
+
+    def vectors(self, local_rows: np.ndarray) -> np.ndarray:
+        """Unit vectors of some of this landscape's rows."""
+        if isinstance(self.rows, slice):
+            return self.all_vectors[local_rows]
+        return self.all_vectors[self.rows[local_rows]]
 
 
 @dataclass
@@ -466,8 +471,7 @@ class Memory:
         """
         params = params or self.profile(agent_id)
         when = self._now(now)
-        state = self.store.state()
-        vectors = self.store.unit_vectors()
+        state, vectors = self.store.snapshot()
         visible = self._visible(state, agent_id)
         everything = bool(visible.all())
         rows = slice(None) if everything else np.flatnonzero(visible)
@@ -491,7 +495,7 @@ class Memory:
             penalty = penalty[rows]
         t = scoring.age_days(when.timestamp(), state.created_at, state.last_retrieved_at)
         scored = scoring.score_all(s, t, state.retrieval_count, state.floor, params, penalty)
-        return Landscape(state, scored, params, when, query, qvec, candidate)
+        return Landscape(state, scored, params, when, query, qvec, candidate, vectors, rows)
 
     def _penalty(
         self, exclude: Sequence[str], vectors: np.ndarray | None, weight: float
@@ -539,12 +543,11 @@ class Memory:
         params = base.with_(alpha=alpha, lam=lam, theta1=theta1, theta2=theta2, theta3=theta3, k=k)
         exclude = [t.strip() for t in (exclude or []) if t and t.strip()]
         when = self._now(now)
-        state = self.store.state()
+        state, vectors = self.store.snapshot()
         visible = self._visible(state, agent_id)
         qvec = self.embed_query(query)
         if exclude:
             # Rank candidates by S less the penalty, so excluded topics give way.
-            vectors = self.store.unit_vectors()
             s_all = scoring.similarity(qvec, vectors)
             pen_all = self._penalty(exclude, vectors, exclude_weight)
             assert pen_all is not None
@@ -554,7 +557,7 @@ class Memory:
             rows = rows[np.argsort(-ranked[rows], kind="stable")]
             s, penalty = s_all[rows], pen_all[rows]
         else:
-            rows, s = self.store.nearest(qvec, params.k, visible)
+            rows, s = self.store.nearest(qvec, params.k, visible, vectors)
             penalty = None
         sub = state.take(rows)
         t = scoring.age_days(when.timestamp(), sub.created_at, sub.last_retrieved_at)
@@ -618,7 +621,7 @@ class Memory:
         touched = [item.id for item in items if item.tier >= Tier.SUMMARY]
         details = {
             "params": params.to_dict(),
-            "counts": {name: n for name, n in _counts(items).items()},
+            "counts": _counts(items),
             "tokens": sum(item.tokens for item in items),
             "touched": touched if touch else [],
             "exclude": list(exclude),
@@ -707,12 +710,7 @@ class Memory:
         to: Tier | str | int | None = None,
     ) -> Tier:
         """Raise the memory's tier floor by one tier (or to ``to``); returns the new floor."""
-        record = self.get(memory_id, agent_id=agent_id)
-        floor = Tier(record.floor)
-        target = Tier.parse(to) if to is not None else Tier(min(floor + 1, Tier.FULL))
-        if target < floor:
-            raise InvalidInput(f"promote cannot lower the floor from {floor.name} to {target.name}; use demote.")
-        return self._set_floor(record, target, "promote", reason, agent_id, actor)
+        return self._move_floor(memory_id, +1, to, reason, agent_id, actor)
 
     def demote(
         self,
@@ -724,12 +722,21 @@ class Memory:
         to: Tier | str | int | None = None,
     ) -> Tier:
         """Lower the memory's tier floor by one tier (or to ``to``); returns the new floor."""
+        return self._move_floor(memory_id, -1, to, reason, agent_id, actor)
+
+    def _move_floor(
+        self, memory_id: int, step: int, to: Tier | str | int | None, reason: str | None, agent_id: str | None, actor: str | None
+    ) -> Tier:
         record = self.get(memory_id, agent_id=agent_id)
         floor = Tier(record.floor)
-        target = Tier.parse(to) if to is not None else Tier(max(floor - 1, Tier.OUT))
-        if target > floor:
-            raise InvalidInput(f"demote cannot raise the floor from {floor.name} to {target.name}; use promote.")
-        return self._set_floor(record, target, "demote", reason, agent_id, actor)
+        action, other = ("promote", "demote") if step > 0 else ("demote", "promote")
+        try:
+            target = Tier.parse(to) if to is not None else Tier(min(max(floor + step, Tier.OUT), Tier.FULL))
+        except ValueError:
+            raise InvalidInput(f"{to!r} is not a tier; use FULL, SUMMARY, HEADLINE or OUT.") from None
+        if (target - floor) * step < 0:
+            raise InvalidInput(f"{action} cannot move the floor from {floor.name} to {target.name}; use {other}.")
+        return self._set_floor(record, target, action, reason, agent_id, actor)
 
     def _set_floor(
         self, record: MemoryRecord, target: Tier, action: str, reason: str | None, agent_id: str | None, actor: str | None
@@ -762,9 +769,9 @@ class Memory:
         record = self.get(memory_id, agent_id=agent_id)
         params = params or self.profile(agent_id)
         when = self._now(now)
-        state = self.store.state()
+        state, vectors = self.store.snapshot()
         row = int(state.rows_of([record.id])[0])
-        vector = self.store.unit_vectors()[row : row + 1]
+        vector = vectors[row : row + 1]
         s = float(scoring.similarity(self.embed_query(query), vector)[0]) if query and query.strip() else 0.0
         penalty = self._penalty(exclude, vector, exclude_weight)
         t = float(scoring.age_days(when.timestamp(), state.created_at[row : row + 1], state.last_retrieved_at[row : row + 1])[0])

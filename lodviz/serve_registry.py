@@ -141,7 +141,11 @@ def pid_alive(pid: int) -> bool:
         return True
     except OSError:
         return False
-    return True
+    try:  # a zombie (exited, not yet reaped) is not alive
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return True
 
 
 def health(url: str, timeout: float = 2.0) -> dict[str, Any] | None:
@@ -226,6 +230,23 @@ def _tail(path: Path, lines: int = 1) -> str:
     return "\n".join(useful[-lines:])
 
 
+def _give_up(process: subprocess.Popen[bytes]) -> None:
+    """Stop a server that did not come up in time: leave nothing half-started behind."""
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(5)
+
+
+def _busy(key: Path, timeout: float, log: Path) -> str:
+    return (
+        f"{key} is held by another program (not a lodviz server), so no server could start for it "
+        f"within {timeout:.0f} s; try again when that program is done (log: {log})."
+    )
+
+
 def ensure_serve(
     store: str | os.PathLike[str],
     *,
@@ -277,15 +298,20 @@ def ensure_serve(
                     last_error = _tail(log) or f"the server exited with status {code}"
                     break
                 if time.monotonic() > deadline:
+                    _give_up(process)
+                    if _LOCK_HINT in last_error:
+                        raise StoreError(_busy(key, timeout, log))
                     raise StoreError(f"the lodviz server for {key} did not come up within {timeout:.0f} s; see {log}.")
                 time.sleep(0.1)
             entry = live_entry(key)
             if entry is not None:  # someone else won the race
                 return entry
-            if _LOCK_HINT not in last_error or time.monotonic() > deadline:
+            if _LOCK_HINT in last_error and time.monotonic() > deadline:
+                raise StoreError(_busy(key, timeout, log))
+            if _LOCK_HINT not in last_error:
                 message = last_error.removeprefix("Error: ").strip()
                 raise StoreError(f"the lodviz server for {key} did not start: {message} (log: {log})")
-            time.sleep(1.0)  # another process holds the store; wait for it to let go
+            time.sleep(1.0)  # another program holds the store; wait for it to let go
 
 
 __all__ = [

@@ -37,7 +37,7 @@ import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
-from urllib.parse import parse_qs, unquote
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import click
 
@@ -95,13 +95,16 @@ for _name in SERIALISED:
         setattr(LockedMemory, _name, _serialised(getattr(Memory, _name)))
 
 
-def open_memory(store: str | os.PathLike[str], *, model: str | None = None, actor: str = "app") -> LockedMemory:
+def open_memory(
+    store: str | os.PathLike[str], *, model: str | None = None, embedder: Any = None, actor: str = "app"
+) -> LockedMemory:
     """Open (or create) the store for serving, as ``lodviz.open`` does."""
     from lodviz.store.duckdb import DuckDBStore
 
     duck = DuckDBStore(store)
     try:
-        embedder = lodviz.SentenceTransformerEmbedder(model) if model else None
+        if embedder is None and model:
+            embedder = lodviz.SentenceTransformerEmbedder(model)
         return LockedMemory(duck, embedder, actor=actor)
     except BaseException:
         duck.close()
@@ -131,8 +134,8 @@ class _Activity:
 
 
 def _host_allowed(host_header: str) -> bool:
-    host = host_header.rsplit(":", 1)[0] if not host_header.startswith("[") else host_header.split("]")[0] + "]"
-    return host in ("127.0.0.1", "localhost", "[::1]")
+    """Is the Host header a loopback name (DNS-rebinding protection)?"""
+    return urlsplit(f"http://{host_header}").hostname in LOOPBACK
 
 
 class LodvizServer:
@@ -171,6 +174,7 @@ class LodvizServer:
         self.on_stopping = on_stopping
         self.request_exit = request_exit
         self.activity = _Activity()
+        self.dash_app: Any = None
 
         self.mcp = build_mcp(mem, agent=self.agent)
         security = (
@@ -197,11 +201,18 @@ class LodvizServer:
 
             from lodviz.app import create_app
 
-            dash_app = create_app(mem)
-            routes.append(Mount("/", app=WSGIMiddleware(dash_app.server, workers=8)))
+            self.dash_app = create_app(mem)
+            routes.append(Mount("/", app=WSGIMiddleware(self.dash_app.server, workers=8)))
         else:
             routes.append(Route("/", self._index, methods=["GET"]))
         self.starlette = Starlette(routes=routes, lifespan=self._lifespan)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Let the app's background layout job finish (briefly) before the store closes."""
+        job = getattr(getattr(self.dash_app, "lodviz", None), "layout_job", None)
+        if job is not None and hasattr(job, "wait"):
+            with contextlib.suppress(Exception):
+                job.wait(timeout)
 
     # -- lifespan ------------------------------------------------------------------------
 
@@ -261,7 +272,7 @@ class LodvizServer:
         if rest:
             named = unquote(rest)
             if "/" in named:
-                await self._json({"error": f"no such endpoint {scope['path']}; use /mcp/ or /mcp/<agent>."}, 404)(scope, receive, send)
+                await _rpc_error(f"no such endpoint {scope['path']}; use /mcp/ or /mcp/<agent>.", 404)(scope, receive, send)
                 return
         else:
             given = [v for k, v in scope.get("headers", []) if k.lower() == header]
@@ -274,14 +285,14 @@ class LodvizServer:
             try:
                 check_agent(named)
             except InvalidInput as exc:
-                await self._json({"error": str(exc)}, 400)(scope, receive, send)
+                await _rpc_error(str(exc), 400)(scope, receive, send)
                 return
             if self.agent is not None and named != self.agent:
                 message = (
                     f"this lodviz server acts for agent {self.agent!r} only (it was started with --agent); "
                     f"{named!r} cannot use it. Stop it, or run `lodviz serve` for several agents."
                 )
-                await self._json({"error": message}, 403)(scope, receive, send)
+                await _rpc_error(message, 403)(scope, receive, send)
                 return
         agent = named or self.agent
         if agent:
@@ -319,7 +330,7 @@ class LodvizServer:
         if self.loopback and not _host_allowed(request.headers.get("host", "")):
             return self._json({"error": "bad Host header."}, 421)
         origin = request.headers.get("origin")
-        if origin and self.loopback and not any(origin.startswith(f"http://{h}") for h in ("127.0.0.1", "localhost", "[::1]")):
+        if origin and self.loopback and urlsplit(origin).hostname not in LOOPBACK:
             return self._json({"error": "cross-origin requests are refused."}, 403)
         if not request.headers.get("content-type", "").startswith("application/json"):
             return self._json({"error": "send JSON (Content-Type: application/json)."}, 415)
@@ -335,9 +346,16 @@ class LodvizServer:
             )
         except MemoryNotFound as exc:
             return self._json({"error": str(exc)}, 404)
-        except LodvizError as exc:
+        except (LodvizError, ValueError, TypeError) as exc:  # Tier.parse raises ValueError for an unknown tier
             return self._json({"error": str(exc)}, 400)
         return self._json({"id": int(body["memory_id"]), "floor": floor.name})
+
+
+def _rpc_error(message: str, status: int) -> Any:
+    """An HTTP error whose body is a JSON-RPC error, so MCP clients show the message."""
+    from starlette.responses import JSONResponse
+
+    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}, status_code=status)
 
 
 # -- running it -----------------------------------------------------------------------------------
@@ -378,12 +396,16 @@ def serve(
     model: str | None = None,
     idle_timeout: float | None = None,
     with_app: bool = True,
+    embedder: Any = None,
     echo: Callable[[str], None] = lambda line: click.echo(line),
+    on_started: Callable[[registry.ServeEntry, Callable[[], None]], None] | None = None,
 ) -> None:
     """Own ``store`` and serve the app and the MCP endpoint until interrupted.
 
     Raises ``ServeError`` / ``LodvizError`` (store locked, port in use, ...)
-    before anything is served; prints the address once it is.
+    before anything is served; prints the address once it is. ``on_started``
+    (for embedding the server in a thread) gets the registry entry and a
+    function that stops the server. ``embedder`` replaces loading ``model``.
     """
     import uvicorn
 
@@ -407,10 +429,11 @@ def serve(
     try:
         real_port = sock.getsockname()[1]
         url = _url(host, real_port)
-        mem = open_memory(key, model=model)
+        mem = open_memory(key, model=model, embedder=embedder)
         try:
             mem.embedder.embed(["lodviz"])  # load the model now, not on the first search
             server: uvicorn.Server | None = None
+            app: LodvizServer | None = None
             entry = registry.ServeEntry(
                 url=url, mcp_url=url + "mcp/", pid=os.getpid(), store=key, agent=agent, version=lodviz.__version__
             )
@@ -422,6 +445,8 @@ def serve(
                 sys.stdout.flush()
                 if open_browser:
                     threading.Timer(0.5, _open_browser, args=(url,)).start()
+                if on_started is not None:
+                    on_started(entry, request_exit)
 
             def stopping() -> None:
                 if not in_memory:
@@ -469,6 +494,8 @@ def serve(
             if not server.started and not server.should_exit:
                 raise ServeError("the server could not start (see the messages above).")
         finally:
+            if app is not None:
+                app.close()
             mem.close()
     finally:
         sock.close()

@@ -104,10 +104,7 @@ def compute_view(mem: Memory, request: ViewRequest, draw_limit: int = DEFAULT_DR
         exclude=list(request.exclude),
     )
     state = land.state
-    vectors = mem.store.unit_vectors()
-    if request.agent_id is not None and len(state) != len(vectors):
-        vectors = vectors[mem.store.state().rows_of(state.ids)]
-    x, y, placeholder = positions(state.x, state.y, vectors)
+    x, y, placeholder = positions(state.x, state.y, land.vectors)
     candidates = np.flatnonzero(land.candidate)
     if len(state) <= draw_limit:
         drawn = np.arange(len(state))

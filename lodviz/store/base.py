@@ -213,15 +213,27 @@ class Store(abc.ABC):
     def unit_vectors(self) -> np.ndarray:
         """Every embedding, unit-normalised, float32, aligned with ``state()``."""
 
+    def snapshot(self) -> tuple[State, np.ndarray]:
+        """``state()`` and ``unit_vectors()`` of the same moment: rows that match.
+
+        Two separate calls could straddle a write from another thread.
+        """
+        return self.state(), self.unit_vectors()
+
     def nearest(
-        self, query: np.ndarray, k: int, visible: np.ndarray | None = None
+        self,
+        query: np.ndarray,
+        k: int,
+        visible: np.ndarray | None = None,
+        vectors: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Rows of the ``k`` memories most similar to ``query`` and their S.
 
-        The default is an exact brute-force scan of ``unit_vectors()``; a
-        backend with a vector index may answer from it instead.
+        The default is an exact brute-force scan of ``vectors`` (a snapshot's,
+        or ``unit_vectors()``); a backend with a vector index may answer from it
+        instead.
         """
-        sims = scoring.similarity(query, self.unit_vectors())
+        sims = scoring.similarity(query, self.unit_vectors() if vectors is None else vectors)
         if visible is not None:
             sims = np.where(visible, sims, -1.0)
             k = min(k, int(visible.sum()))

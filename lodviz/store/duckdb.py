@@ -215,7 +215,8 @@ class _Cache:
                 grown[name] = new
             self._state = State(**grown, agent_names=self.agent_names)
             matrix = np.empty((capacity, vectors.shape[1]), dtype=np.float32)
-            matrix[: self.n] = self._vectors[: self.n]
+            if self.n:  # an empty store's matrix is (0, 0): nothing to carry over
+                matrix[: self.n] = self._vectors[: self.n]
             self._vectors = matrix
         for name in ROW_FIELDS:
             getattr(self._state, name)[self.n : need] = getattr(state, name)
@@ -435,6 +436,11 @@ class DuckDBStore(Store):
 
     def unit_vectors(self) -> np.ndarray:
         return self._load().vectors()
+
+    def snapshot(self) -> tuple[State, np.ndarray]:
+        with self._lock:
+            cache = self._load()
+            return cache.state(), cache.vectors()
 
     def touch(self, ids: Sequence[int], now: datetime, audit: AuditEvent | None) -> None:
         ids = [int(i) for i in ids]

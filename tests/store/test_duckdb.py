@@ -150,3 +150,17 @@ def test_layout_positions_persist(tmp_path):
     with DuckDBStore(path) as store:
         state = store.state()
         assert state.x.tolist() == [0.5, 1.5] and state.y.tolist() == [2.0, 3.0]
+
+
+def test_an_empty_store_read_before_its_first_write_takes_it():
+    with DuckDBStore() as store:
+        assert len(store.state()) == 0  # loads an empty cache
+        store.insert([memory(1)], None)
+        assert store.unit_vectors().shape == (1, 4)
+
+
+def test_a_snapshot_has_matching_rows():
+    with DuckDBStore() as store:
+        store.insert([memory(i) for i in range(5)], None)
+        state, vectors = store.snapshot()
+        assert len(state) == len(vectors) == 5

@@ -18,6 +18,17 @@ from lodviz.app.view import View, ViewRequest, compute_view
 from lodviz.errors import LodvizError
 from lodviz.params import Params
 
+#: The controls that define a view, in the order the view callbacks take them.
+VIEW_CONTROLS = [
+    ("applied", "data"),
+    ("agent", "value"),
+    ("alpha", "value"),
+    ("lambda", "value"),
+    ("thresholds", "value"),
+    ("k", "value"),
+    ("now", "date"),
+]
+
 #: Inputs whose change leaves the drawn points the same, so a Patch suffices.
 PATCHABLE = {"alpha", "lambda", "thresholds", "now", "color-by", "terrain"}
 
@@ -136,13 +147,7 @@ def register(app: Dash, app_ctx: AppContext) -> None:
         Output("counts", "children"),
         Output("scene-note", "children"),
         Output("legend-colours", "children"),
-        Input("applied", "data"),
-        Input("agent", "value"),
-        Input("alpha", "value"),
-        Input("lambda", "value"),
-        Input("thresholds", "value"),
-        Input("k", "value"),
-        Input("now", "date"),
+        *[Input(component, prop) for component, prop in VIEW_CONTROLS],
         Input("color-by", "value"),
         Input("terrain", "value"),
         Input("data-version", "data"),

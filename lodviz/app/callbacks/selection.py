@@ -11,7 +11,7 @@ from typing import Any
 
 from dash import Dash, Input, Output, State, ctx as dash_ctx, html, no_update
 
-from lodviz.app.callbacks.scoring import params_from_controls, view_request
+from lodviz.app.callbacks.scoring import VIEW_CONTROLS, params_from_controls, view_request
 from lodviz.app.context import APP_ACTOR, AppContext
 from lodviz.app.figure import TIER_COLOURS
 from lodviz.app.layout import tier_badge
@@ -156,13 +156,7 @@ def register(app: Dash, app_ctx: AppContext) -> None:
         Output("panel-actions", "style"),
         Input("selected-id", "data"),
         Input("data-version", "data"),
-        Input("applied", "data"),
-        Input("agent", "value"),
-        Input("alpha", "value"),
-        Input("lambda", "value"),
-        Input("thresholds", "value"),
-        Input("k", "value"),
-        Input("now", "date"),
+        *[Input(component, prop) for component, prop in VIEW_CONTROLS],
     )
     def _show(memory_id, _version, applied, agent, alpha, lam_log, thresholds, k_log, now_date):
         return show(app_ctx, memory_id, applied, agent, alpha, lam_log, thresholds, k_log, now_date)
@@ -177,13 +171,7 @@ def register(app: Dash, app_ctx: AppContext) -> None:
         State("selected-id", "data"),
         State("reason", "value"),
         State("data-version", "data"),
-        State("applied", "data"),
-        State("agent", "value"),
-        State("alpha", "value"),
-        State("lambda", "value"),
-        State("thresholds", "value"),
-        State("k", "value"),
-        State("now", "date"),
+        *[State(component, prop) for component, prop in VIEW_CONTROLS],
         prevent_initial_call=True,
     )
     def _act(_p, _d, _e, memory_id, reason, version, applied, agent, alpha, lam_log, thresholds, k_log, now_date):

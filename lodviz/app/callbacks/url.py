@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dash import Dash, Input, Output
 
+from lodviz.app.callbacks.scoring import VIEW_CONTROLS
+
 
 def register(app: Dash, _ctx) -> None:
     app.clientside_callback(
@@ -36,13 +38,7 @@ def register(app: Dash, _ctx) -> None:
         }
         """,
         Output("url-sink", "data"),
-        Input("applied", "data"),
-        Input("agent", "value"),
-        Input("alpha", "value"),
-        Input("lambda", "value"),
-        Input("thresholds", "value"),
-        Input("k", "value"),
-        Input("now", "date"),
+        *[Input(component, prop) for component, prop in VIEW_CONTROLS],
         Input("color-by", "value"),
         Input("terrain", "value"),
         Input("selected-id", "data"),

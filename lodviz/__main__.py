@@ -1,0 +1,5 @@
+"""``python -m lodviz`` runs the command line."""
+
+from lodviz.cli import main
+
+main()
