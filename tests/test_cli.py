@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -133,3 +134,46 @@ def test_malformed_import_changes_nothing(runner, store, tmp_path):
 def test_missing_store_is_a_clear_error(runner, tmp_path):
     result = run(runner, tmp_path / "none.duckdb", "search", "x")
     assert result.exit_code == 1 and "no store at" in result.output
+
+
+@pytest.fixture(scope="session")
+def small_model(tmp_path_factory) -> str:
+    """A real sentence-transformers model that makes 32-dimensional vectors."""
+    from sentence_transformers import SentenceTransformer, models
+
+    from lodviz.ingest.embed import bundled_model_path
+
+    base = SentenceTransformer(bundled_model_path(), device="cpu")
+    model = SentenceTransformer(modules=[*base, models.Dense(in_features=384, out_features=32)], device="cpu")
+    path = tmp_path_factory.mktemp("models") / "minilm-32"
+    model.save(str(path))
+    return str(path)
+
+
+def test_a_model_of_another_dimension_is_refused_in_one_line(runner, store, small_model):
+    for args in (["search", "hazard ratios"], ["add", "a new memory"]):
+        result = runner.invoke(cli, ["--store", str(store), "--model", small_model, *args])
+        assert result.exit_code == 1
+        assert "makes 32-dimensional vectors, but this store holds 384-dimensional ones" in result.output
+        assert len(result.output.strip().splitlines()) == 1
+    assert "4 memories" in run(runner, store, "stats").output
+
+
+def test_a_model_that_cannot_be_loaded_is_one_line(runner, store, tmp_path):
+    result = runner.invoke(cli, ["--store", str(store), "--model", str(tmp_path / "no-such-model"), "search", "x"])
+    assert result.exit_code == 1 and "cannot load embedding model" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_a_search_over_the_sample_store_has_the_concepts_shape(runner, tmp_path):
+    """A few FULL, more SUMMARY, most HEADLINE: k = 1000 at mixed resolution, default profile."""
+    from pathlib import Path
+
+    copy = tmp_path / "sample.duckdb"
+    copy.write_bytes((Path(__file__).resolve().parents[1] / "sample_data" / "lodviz-sample.duckdb").read_bytes())
+    result = runner.invoke(cli, ["--store", str(copy), "search", "limitation of liability cap in CRO agreements", "--no-touch", "--headlines", "3"])
+    assert result.exit_code == 0, result.output
+    full, summaries, headlines = (int(n) for n in re.search(r"(\d+) full · (\d+) summaries · (\d+) headlines", result.output).groups())
+    assert 0 < full < summaries < headlines
+    assert full + summaries + headlines == 1000
+    assert "── FULL" in result.output and "── SUMMARY" in result.output and "── HEADLINE" in result.output
