@@ -18,6 +18,7 @@ from pathlib import Path
 from lodviz.errors import (
     AgentNotFound,
     BudgetTooSmall,
+    CompressorError,
     EmbedderUnavailable,
     EmbeddingMismatch,
     ImportFormatError,
@@ -27,7 +28,9 @@ from lodviz.errors import (
     MemoryNotFound,
     StoreError,
 )
+from lodviz.ingest.compress import Compressor, ExtractiveCompressor
 from lodviz.ingest.embed import Embedder, SentenceTransformerEmbedder
+from lodviz.ingest.llm import OpenAICompressor, compressor_from_name
 from lodviz.memory import Hit, IngestReport, Landscape, Memory, Result
 from lodviz.params import PRESETS, Params, preset
 from lodviz.scoring import Tier
@@ -43,19 +46,29 @@ def open(
     read_only: bool = False,
     actor: str = "api",
     embed_field: str | None = None,
+    compressor: Compressor | str | None = None,
 ) -> Memory:
     """Open (or create) a DuckDB store and return the ``Memory`` service over it.
 
     ``model`` is any sentence-transformers model name or path; by default the
     bundled all-MiniLM-L6-v2 is used, loaded offline on first need.
+
+    ``compressor`` makes the summaries and headlines of new memories: any
+    object with ``compress(texts) -> list[Compressed]`` (e.g.
+    ``OpenAICompressor(base_url, model, api_key)``), or the name
+    ``"extractive"`` (the offline default) or ``"openai"`` (configured from
+    ``LODVIZ_LLM_BASE_URL``, ``LODVIZ_LLM_MODEL`` and ``LODVIZ_LLM_API_KEY``
+    or ``OPENAI_API_KEY``).
     """
     from lodviz.store.duckdb import DuckDBStore
 
+    if isinstance(compressor, str):
+        compressor = compressor_from_name(compressor)  # before the store: a bad name opens nothing
     store = DuckDBStore(path, read_only=read_only)
     if embedder is None:
         embedder = SentenceTransformerEmbedder(model) if model else None
     try:
-        return Memory(store, embedder, actor=actor, embed_field=embed_field)
+        return Memory(store, embedder, compressor, actor=actor, embed_field=embed_field)
     except Exception:
         store.close()
         raise
@@ -74,6 +87,9 @@ __all__ = [
     "Tier",
     "Embedder",
     "SentenceTransformerEmbedder",
+    "Compressor",
+    "ExtractiveCompressor",
+    "OpenAICompressor",
     "LodvizError",
     "InvalidParameters",
     "InvalidInput",
@@ -84,4 +100,5 @@ __all__ = [
     "StoreError",
     "EmbeddingMismatch",
     "EmbedderUnavailable",
+    "CompressorError",
 ]

@@ -10,10 +10,7 @@ from __future__ import annotations
 import csv
 import json
 import logging
-import os
 import sys
-from collections import Counter
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
 
@@ -46,10 +43,16 @@ class _Group(click.Group):
 
 
 class _State:
-    def __init__(self, store: str, model: str | None) -> None:
+    def __init__(self, store: str, model: str | None, compressor: str = "extractive") -> None:
         self.store = store
         self.model = model
+        self.compressor = compressor
         self._memory: Memory | None = None
+
+    def open_store(self, **options: Any) -> Memory:
+        # "openai" reads its endpoint from LODVIZ_LLM_*; a missing base URL or
+        # model is a CompressorError, so one line and exit status 1.
+        return lodviz.open(self.store, model=self.model, actor="cli", compressor=self.compressor, **options)
 
     def open(self, *, must_exist: bool = False, read_only: bool = False) -> Memory:
         if self._memory is None:
@@ -57,7 +60,7 @@ class _State:
                 raise lodviz.StoreError(
                     f"no store at {self.store}; create one with `lodviz ingest` or pass --store."
                 )
-            self._memory = lodviz.open(self.store, model=self.model, actor="cli", read_only=read_only)
+            self._memory = self.open_store(read_only=read_only)
         return self._memory
 
     def close(self) -> None:
@@ -82,14 +85,24 @@ pass_state = click.make_pass_decorator(_State)
     default=None,
     help="A sentence-transformers model name or path (default: bundled all-MiniLM-L6-v2).",
 )
+@click.option(
+    "--compressor",
+    envvar="LODVIZ_COMPRESSOR",
+    type=click.Choice(["extractive", "openai"], case_sensitive=False),
+    default="extractive",
+    show_default=True,
+    help="How new memories get their summary and headline: offline extraction, or an "
+    "OpenAI-compatible LLM endpoint set by LODVIZ_LLM_BASE_URL, LODVIZ_LLM_MODEL and "
+    "LODVIZ_LLM_API_KEY (or OPENAI_API_KEY) (env LODVIZ_COMPRESSOR).",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Log what lodviz does to stderr.")
 @click.version_option(lodviz.__version__, prog_name="lodviz")
 @click.pass_context
-def cli(ctx: click.Context, store: str, model: str | None, verbose: bool) -> None:
+def cli(ctx: click.Context, store: str, model: str | None, compressor: str, verbose: bool) -> None:
     """LOD memory for AI agents: every memory at three resolutions, a query as the camera."""
     if verbose:
         logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
-    state = _State(store, model)
+    state = _State(store, model, compressor.lower())
     ctx.obj = state
     ctx.call_on_close(state.close)
 
@@ -146,7 +159,7 @@ def ingest(state: _State, path: Path, agent_id: str | None, kind: str | None, vi
     if batch_size < 1:
         raise lodviz.InvalidParameters("--batch-size must be at least 1.")
     if embed_field:
-        mem = lodviz.open(state.store, model=state.model, actor="cli", embed_field=embed_field)
+        mem = state.open_store(embed_field=embed_field)
         state._memory = mem
     else:
         mem = state.open()
@@ -436,7 +449,7 @@ def agents_show(state: _State, as_json: bool) -> None:
         p = row["profile"]
         tag = "" if row["stored"] else "  (defaults)"
         click.echo(f"{row['agent_id']:<22}{row['memories']:>9}{p['alpha']:>7.2f}{p['lam']:>8.3f}{p['theta1']:>8.2f}{p['theta2']:>8.2f}{p['theta3']:>8.2f}{p['k']:>7}{tag}")
-    click.echo(f"\npresets: " + "; ".join(f"{n} (alpha {p.alpha}, lambda {p.lam})" for n, p in PRESETS.items()))
+    click.echo("\npresets: " + "; ".join(f"{n} (alpha {p.alpha}, lambda {p.lam})" for n, p in PRESETS.items()))
 
 
 @agents.command("set")

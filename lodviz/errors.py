@@ -13,7 +13,8 @@ single sentence. The hierarchy::
     ├── BudgetTooSmall         a token budget that cannot hold one headline
     ├── StoreError             the store file cannot be opened or used
     │   └── EmbeddingMismatch  the embedding model does not fit the store
-    └── EmbedderUnavailable    the embedding model cannot be loaded
+    ├── EmbedderUnavailable    the embedding model cannot be loaded
+    └── CompressorError        the LLM compressor is misconfigured or its endpoint failed
 """
 
 from __future__ import annotations
@@ -71,3 +72,19 @@ class EmbeddingMismatch(StoreError):
 
 class EmbedderUnavailable(LodvizError):
     """The embedding model cannot be loaded."""
+
+
+class CompressorError(LodvizError):
+    """The compressor cannot make a summary or headline.
+
+    Raised for a missing configuration, an endpoint that keeps failing after
+    its retries, or an answer that is not a usable summary or headline. The
+    message names the endpoint and the HTTP status, never the API key.
+    ``endpoint`` and ``status`` carry the same facts for programs (``status``
+    is None when no HTTP answer came back).
+    """
+
+    def __init__(self, message: str, *, endpoint: str | None = None, status: int | None = None) -> None:
+        super().__init__(message)
+        self.endpoint = endpoint
+        self.status = status

@@ -41,9 +41,7 @@ from lodviz.store.base import (
     NewMemory,
     State,
     Store,
-    from_seconds,
     iso,
-    utc,
 )
 
 log = logging.getLogger("lodviz")

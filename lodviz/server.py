@@ -96,16 +96,28 @@ for _name in SERIALISED:
 
 
 def open_memory(
-    store: str | os.PathLike[str], *, model: str | None = None, embedder: Any = None, actor: str = "app"
+    store: str | os.PathLike[str],
+    *,
+    model: str | None = None,
+    embedder: Any = None,
+    actor: str = "app",
+    compressor: str | None = None,
 ) -> LockedMemory:
-    """Open (or create) the store for serving, as ``lodviz.open`` does."""
+    """Open (or create) the store for serving, as ``lodviz.open`` does.
+
+    ``compressor`` is a name (``extractive``, ``openai``); by default
+    ``$LODVIZ_COMPRESSOR``, so an agent's writes through MCP are compressed
+    the way the user chose.
+    """
+    from lodviz.ingest.llm import compressor_from_name
     from lodviz.store.duckdb import DuckDBStore
 
+    chosen = compressor_from_name(compressor or os.environ.get("LODVIZ_COMPRESSOR"))
     duck = DuckDBStore(store)
     try:
         if embedder is None and model:
             embedder = lodviz.SentenceTransformerEmbedder(model)
-        return LockedMemory(duck, embedder, actor=actor)
+        return LockedMemory(duck, embedder, chosen, actor=actor)
     except BaseException:
         duck.close()
         raise
@@ -394,6 +406,7 @@ def serve(
     open_browser: bool = True,
     agent: str | None = None,
     model: str | None = None,
+    compressor: str | None = None,
     idle_timeout: float | None = None,
     with_app: bool = True,
     embedder: Any = None,
@@ -429,7 +442,7 @@ def serve(
     try:
         real_port = sock.getsockname()[1]
         url = _url(host, real_port)
-        mem = open_memory(key, model=model, embedder=embedder)
+        mem = open_memory(key, model=model, embedder=embedder, compressor=compressor)
         try:
             mem.embedder.embed(["lodviz"])  # load the model now, not on the first search
             server: uvicorn.Server | None = None
@@ -523,6 +536,10 @@ def _model_of(ctx: click.Context) -> str | None:
     return getattr(ctx.obj, "model", None) or os.environ.get("LODVIZ_EMBEDDING_MODEL") or None
 
 
+def _compressor_of(ctx: click.Context) -> str | None:
+    return getattr(ctx.obj, "compressor", None) or os.environ.get("LODVIZ_COMPRESSOR") or None
+
+
 def _run(func: Callable[[], None]) -> None:
     """Errors as one line on stderr and exit status 1, never a traceback."""
     try:
@@ -551,7 +568,7 @@ def serve_command(ctx: click.Context, store: str | None, host: str, port: int, n
     the store.
     """
     path = _store_of(ctx, store)
-    _run(lambda: serve(path, host=host, port=port, open_browser=not no_open, model=_model_of(ctx), idle_timeout=idle_timeout))
+    _run(lambda: serve(path, host=host, port=port, open_browser=not no_open, model=_model_of(ctx), compressor=_compressor_of(ctx), idle_timeout=idle_timeout))
 
 
 def lodviz_home() -> Path:
@@ -611,7 +628,7 @@ def demo_command(ctx: click.Context, host: str, port: int, reset: bool, no_open:
             if not no_open:
                 _open_browser(running.url)
             return
-        serve(target, host=host, port=port, open_browser=not no_open, model=_model_of(ctx))
+        serve(target, host=host, port=port, open_browser=not no_open, model=_model_of(ctx), compressor=_compressor_of(ctx))
 
     _run(run)
 
@@ -636,7 +653,7 @@ def mcp_command(ctx: click.Context, store: str | None, agent: str | None, http: 
     path = _store_of(ctx, store)
     model = _model_of(ctx)
     if http:
-        _run(lambda: serve(path, host=host, port=port, open_browser=False, agent=agent, model=model))
+        _run(lambda: serve(path, host=host, port=port, open_browser=False, agent=agent, model=model, compressor=_compressor_of(ctx)))
         return
     if not agent:
         raise click.UsageError("give --agent NAME: the agent this MCP client acts for.")
@@ -646,6 +663,9 @@ def mcp_command(ctx: click.Context, store: str | None, agent: str | None, http: 
         from lodviz.mcp_server import check_agent
 
         check_agent(agent)
+        compressor = _compressor_of(ctx)
+        if compressor:  # an owner this relay starts compresses as the user chose
+            os.environ["LODVIZ_COMPRESSOR"] = compressor
         run_proxy(path, agent, model=model, timeout=timeout)
 
     _run(run)

@@ -33,7 +33,6 @@ from lodviz.store.base import (
     State,
     Store,
     dumps,
-    from_seconds,
     utc,
 )
 

@@ -9,7 +9,6 @@ import pytest
 import lodviz
 from lodviz.app import create_app
 from lodviz.params import Params
-from lodviz.scoring import Tier
 
 from .browser import CHROMIUM, CHROMIUM_ARGS, PROJECT_JS, serving, trace_js
 from .conftest import xss_id
