@@ -228,6 +228,7 @@ class Memory:
             )
         self.embed_field = chosen
         self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._similarity_cache: OrderedDict[tuple[str, int], np.ndarray] = OrderedDict()
 
     # -- parts ----------------------------------------------------------------
 
@@ -481,7 +482,7 @@ class Memory:
         qvec = None
         if query and query.strip() and n:
             qvec = self.embed_query(query)
-            s = scoring.similarity(qvec, vectors)[rows]
+            s = self._similarity_all(query, qvec, vectors)[rows]
             candidate = np.zeros(n, dtype=bool)
             k = min(params.k, n)
             candidate[np.argpartition(-s, k - 1)[:k] if k < n else slice(None)] = True
@@ -494,6 +495,24 @@ class Memory:
         t = scoring.age_days(when.timestamp(), state.created_at, state.last_retrieved_at)
         scored = scoring.score_all(s, t, state.retrieval_count, state.floor, params, penalty)
         return Landscape(state, scored, params, when, query, qvec, candidate, vectors, rows)
+
+    def _similarity_all(self, query: str, qvec: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+        """S of every stored memory for ``query``, kept for the last few queries.
+
+        The landscape rescores the same query on every slider move. Embeddings
+        never change once written and rows are only ever appended, so the row
+        count identifies the matrix. The array is shared: it is read-only.
+        """
+        key = (query.strip(), len(vectors))
+        if key in self._similarity_cache:
+            self._similarity_cache.move_to_end(key)
+            return self._similarity_cache[key]
+        s = scoring.similarity(qvec, vectors)
+        s.setflags(write=False)
+        self._similarity_cache[key] = s
+        while len(self._similarity_cache) > 4:
+            self._similarity_cache.popitem(last=False)
+        return s
 
     def _penalty(
         self, exclude: Sequence[str], vectors: np.ndarray | None, weight: float
@@ -632,6 +651,9 @@ class Memory:
         )
         if touch:
             self.store.touch(touched, when, event)
+        else:  # a look that leaves no trace on the memories is still a search on record
+            event.details["looked_only"] = True
+            self.store.record(event)
         result = Result(
             mode=mode,
             items=items,

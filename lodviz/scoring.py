@@ -70,15 +70,26 @@ def age_days(
     """
     created_at = np.asarray(created_at, dtype=np.float64)
     last = np.asarray(last_retrieved_at, dtype=np.float64)
-    reference = np.where(np.isnan(last), created_at, last)
-    return np.maximum((now - reference) / SECONDS_PER_DAY, 0.0)
+    # In place on one fresh array: a slider move rescores every memory.
+    age = np.where(np.isnan(last), created_at, last)
+    np.subtract(now, age, out=age)
+    age /= SECONDS_PER_DAY
+    return np.maximum(age, 0.0, out=age)
 
 
 def decay(t_days: np.ndarray, retrieval_count: np.ndarray, lam: float) -> np.ndarray:
     """D = exp(-lambda * t / (1 + ln(1 + r))), in (0, 1]."""
-    t = np.maximum(np.asarray(t_days, dtype=np.float64), 0.0)
-    r = np.maximum(np.asarray(retrieval_count, dtype=np.float64), 0.0)
-    return np.exp(-lam * t / (1.0 + np.log1p(r)))
+    # exp(-lam * t / (1 + log1p(r))), the same operations in the same order,
+    # in place on two fresh arrays instead of six temporaries.
+    t = np.array(t_days, dtype=np.float64)
+    np.maximum(t, 0.0, out=t)
+    r = np.array(retrieval_count, dtype=np.float64)
+    np.maximum(r, 0.0, out=r)
+    np.log1p(r, out=r)
+    r += 1.0
+    t *= -lam
+    t /= r
+    return np.exp(t, out=t)
 
 
 def lod_score(s: np.ndarray, d: np.ndarray, alpha: float) -> np.ndarray:
@@ -115,10 +126,11 @@ def tiers(
 ) -> np.ndarray:
     """Tier per memory (``Tier`` values as int8), lifted to the floor where given."""
     score = np.asarray(score, dtype=np.float64)
-    out = np.zeros(score.shape, dtype=np.int8)
-    out[score >= params.theta3] = Tier.HEADLINE
-    out[score >= params.theta2] = Tier.SUMMARY
-    out[score >= params.theta1] = Tier.FULL
+    # theta1 > theta2 > theta3 (Params guarantees it), so a memory's tier is the
+    # number of thresholds its score reaches: OUT 0, HEADLINE 1, SUMMARY 2, FULL 3.
+    out = np.greater_equal(score, params.theta3).view(np.int8)
+    out += np.greater_equal(score, params.theta2).view(np.int8)
+    out += np.greater_equal(score, params.theta1).view(np.int8)
     if floor is not None:
         out = np.maximum(out, np.asarray(floor, dtype=np.int8))
     return out

@@ -82,9 +82,11 @@ def test_use_keeps_a_memory_sharp(mem, aged):
     assert after[aged["summary"]] > before[aged["summary"]]
 
 
-def test_looking_without_touch_changes_nothing(mem, aged):
+def test_looking_without_touch_changes_no_memory_but_is_audited(mem, aged):
     mem.search("supplier audit", params=RECENCY, now=NOW, touch=False)
     assert all(mem.get(i).retrieval_count == 0 for i in aged.values())
+    event = mem.audit(actions=["search"])[0]
+    assert event.details["looked_only"] and event.details["touched"] == []
 
 
 def test_expand_returns_the_full_text_and_counts_as_a_retrieval(mem, aged):

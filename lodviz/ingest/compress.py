@@ -93,8 +93,11 @@ class ExtractiveCompressor:
 
     def compress(self, texts: Sequence[str]) -> list[Compressed]:
         split = [split_sentences(t) or [t.strip()] for t in texts]
-        # One embedding call for every sentence of the batch that needs ranking.
-        needs = [i for i, s in enumerate(split) if len(s) > 1]
+        # One embedding call for every sentence of the batch that needs ranking;
+        # a text up to short_threshold is its own summary, so it needs none.
+        needs = [
+            i for i, s in enumerate(split) if len(s) > 1 and len(texts[i].strip()) > self.short_threshold
+        ]
         flat = [sentence for i in needs for sentence in split[i]]
         vectors = self.embedder.embed(flat) if flat else np.zeros((0, 1), dtype=np.float32)
         out: list[Compressed] = []

@@ -164,8 +164,11 @@ _STATE_SQL = """
            retrieval_count, floor, agent_id, visibility = 'shared' AS shared, kind,
            layout_x, layout_y, length(text) AS len_text, length(summary) AS len_summary,
            length(headline) AS len_headline, embedding
-    FROM memories {where} ORDER BY id
+    FROM memories {where}
 """
+# No ORDER BY: a scan returns rows in insertion order, which is id order (ids
+# are max + 1), and sorting a million rows with their embeddings costs seconds
+# and gigabytes; ``_state_from_arrow`` sorts by id itself if it ever needs to.
 
 _RECORD_COLUMNS = (
     "id, text, summary, headline, embedding_model, content_hash, created_at, "
@@ -656,8 +659,21 @@ def _state_from_arrow(table: pa.Table) -> tuple[State, np.ndarray]:
     )
     if n == 0:
         return state, np.zeros((0, 0), dtype=np.float32)
-    flat = table.column("embedding").combine_chunks().flatten().to_numpy()
-    vectors = _unit(flat.reshape(n, -1))
+    # Normalise chunk by chunk into one matrix: no full-size temporaries.
+    vectors: np.ndarray | None = None
+    start = 0
+    for chunk in table.column("embedding").chunks:
+        if len(chunk) == 0:
+            continue
+        block = chunk.flatten().to_numpy().reshape(len(chunk), -1)
+        if vectors is None:
+            vectors = np.empty((n, block.shape[1]), dtype=np.float32)
+        vectors[start : start + len(chunk)] = _unit(block)
+        start += len(chunk)
+    assert vectors is not None and start == n
+    if n > 1 and not bool(np.all(state.ids[1:] > state.ids[:-1])):
+        order = np.argsort(state.ids, kind="stable")
+        state, vectors = state.take(order), vectors[order]
     return state, vectors
 
 

@@ -154,7 +154,7 @@ def test_audit_rows_filter_and_export(ctx, app_mem):
     app_mem.search("supplier audit", agent_id="exec-digest")
     app_mem.promote(int(app_mem.store.state().ids[0]), reason="r")
     rows = audit.rows(ctx, "exec-digest", ["search"], None, None)
-    assert [r["action"] for r in rows] == ["search"] and rows[0]["query"] == "supplier audit"
+    assert [r["action"] for r in rows] == ["search", "search"] and rows[0]["query"] == "supplier audit"
     csv_text = audit.to_csv(audit.rows(ctx, None, None, None, None))
     assert csv_text.splitlines()[0].startswith("id,at,action")
     assert "promote" in csv_text
