@@ -110,11 +110,11 @@ def test_rebuilding_a_slice_reproduces_the_shipped_rows(sample, tmp_path):
     rebuilt = lodviz.open(out, read_only=True)
     try:
         columns = "content_hash, text, summary, headline, created_at, last_retrieved_at, retrieval_count, floor, agent_id, visibility, kind, source, metadata"
-        fresh = {r[0]: r for r in rebuilt.store.sql(f"SELECT {columns} FROM memories")}
+        fresh = {r[0]: r for r in rebuilt.store.sql(f"SELECT {columns} FROM memories_with_usage")}
         shipped = {
             r[0]: r
             for r in sample.store.sql(
-                f"SELECT {columns} FROM memories WHERE content_hash IN (SELECT unnest(?::VARCHAR[]))", [list(fresh)]
+                f"SELECT {columns} FROM memories_with_usage WHERE content_hash IN (SELECT unnest(?::VARCHAR[]))", [list(fresh)]
             )
         }
         assert len(fresh) == 12 and shipped == fresh

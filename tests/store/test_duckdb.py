@@ -85,6 +85,25 @@ def test_an_old_file_is_migrated_on_open_and_keeps_its_data(tmp_path):
         assert store.get([1])[1].text == "old"
         assert np.isnan(store.state().x[0])  # the layout columns arrived empty
         assert store.profiles() == {}
+        assert store.sql("SELECT retrieval_count, last_retrieved_at FROM memories_with_usage") == [(0, None)]
+
+
+def test_usage_history_moves_to_its_own_table_on_migration(tmp_path):
+    path = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(path))
+    apply_migrations(con, upto="003_layout")
+    con.execute(
+        "INSERT INTO memories (id, text, summary, headline, embedding, embedding_model, content_hash, "
+        "created_at, last_retrieved_at, retrieval_count, agent_id, visibility, kind) VALUES "
+        "(1, 'used', 'u', 'u', [1.0, 0.0], 'm', 'h1', TIMESTAMP '2024-05-01', TIMESTAMP '2024-06-01', 7, 'a', 'private', 'note'), "
+        "(2, 'unused', 'u', 'u', [0.0, 1.0], 'm', 'h2', TIMESTAMP '2024-05-01', NULL, 0, 'a', 'private', 'note')"
+    )
+    con.close()
+    with DuckDBStore(path) as store:
+        records = store.get([1, 2])
+        assert records[1].retrieval_count == 7 and records[1].last_retrieved_at.year == 2024
+        assert records[2].retrieval_count == 0 and records[2].last_retrieved_at is None
+        assert store.state().retrieval_count.tolist() == [7, 0]
 
 
 def test_touch_counts_a_retrieval_in_the_file_and_the_cache(tmp_path):
