@@ -1,0 +1,1 @@
+"""lodviz benchmarks: ``python benchmarks/run.py`` (see docs/benchmarks.md)."""

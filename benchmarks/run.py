@@ -1,0 +1,321 @@
+"""Run every lodviz benchmark in one go and write the results.
+
+    python benchmarks/run.py                      # 10k, 100k and 1M memories + ingest (~10 min)
+    python benchmarks/run.py --quick              # a smoke run: 10k only, few repetitions (~1 min)
+    python benchmarks/run.py --sizes 10000,100000 --name laptop
+
+What it measures (docs/benchmarks.md has the details and the latest numbers):
+
+* search latency (p50, p95) of ``Memory.search`` at each store size, against a
+  plain numpy brute-force cosine top-k over the same unit matrix, interleaved;
+* rescoring every memory for new alpha / lambda / thresholds without a new
+  query (``age_days`` + ``score_all``), against ``alpha*S + (1-alpha)*D``;
+* the store's first load (opening the file and filling its in-process cache);
+* ingest throughput with the real embedding model (``Memory.add_many``)
+  against a bare ``SentenceTransformer.encode`` of the same texts.
+
+Speed is reported as ratios to a baseline timed in the same run, because
+machines are noisy; the absolute numbers are there to read, not to assert.
+Each size and the ingest run in a fresh process. Results go to
+``benchmarks/results/<name>.json``; a summary table is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    # Appended, not prepended: a lodviz on PYTHONPATH (a patched copy, say) wins.
+    sys.path.append(str(REPO))
+
+from benchmarks import ingest_bench, store_bench  # noqa: E402
+from benchmarks.measure import gib, machine  # noqa: E402
+
+RESULTS = REPO / "benchmarks" / "results"
+SEARCH_TARGET_RATIO = 2.0  # search at 1M within 2x the numpy baseline
+RESCORE_TARGET_MS = 50.0  # rescoring 1M memories in under 50 ms
+TARGET_SIZE = 1_000_000
+
+
+def in_fresh_process(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` in a new interpreter, so each size starts cold and its peak memory is its own."""
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+        return pool.submit(fn, *args).result()
+
+
+def log(message: str) -> None:
+    print(f"[{datetime.now().strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default=None, help="comma-separated store sizes (default 10000,100000,1000000)")
+    parser.add_argument("--quick", action="store_true", help="a fast smoke run: 10k memories, few repetitions, small ingest")
+    parser.add_argument("--reps", type=int, default=None, help="search repetitions per size (default 30, 20 at 1M and above)")
+    parser.add_argument("--rescore-reps", type=int, default=None, help="rescoring repetitions per size (default 30)")
+    parser.add_argument("--ingest-texts", type=int, default=None, help="texts for the ingest benchmark (default 300)")
+    parser.add_argument("--ingest-reps", type=int, default=None, help="ingest repetitions (default 3)")
+    parser.add_argument("--skip-ingest", action="store_true")
+    parser.add_argument("--skip-search", action="store_true", help="skip the store sizes (search, rescoring, load)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--name", default=None, help="results/<name>.json (default: run-<UTC time>, or quick-<UTC time>)")
+    parser.add_argument("--workdir", default=None, help="where to build the stores (default: a temporary directory)")
+    parser.add_argument("--keep", action="store_true", help="keep the built stores")
+    parser.add_argument("--results-dir", default=str(RESULTS), help="where to write <name>.json (default benchmarks/results)")
+    args = parser.parse_args(argv)
+    if args.sizes is None:
+        args.sizes = "10000" if args.quick else "10000,100000,1000000"
+    args.size_list = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
+    if args.quick:
+        args.reps = args.reps or 8
+        args.rescore_reps = args.rescore_reps or 10
+        args.ingest_texts = args.ingest_texts or 30
+        args.ingest_reps = args.ingest_reps or 1
+    args.rescore_reps = args.rescore_reps or 30
+    args.ingest_texts = args.ingest_texts or 300
+    args.ingest_reps = args.ingest_reps or 3
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    args.name = args.name or f"{'quick' if args.quick else 'run'}-{stamp}"
+    return args
+
+
+def reps_for(n: int, args: argparse.Namespace) -> int:
+    if args.reps:
+        return args.reps
+    return 20 if n >= 1_000_000 else 30
+
+
+def main(argv: list[str] | None = None) -> int:
+    given = sys.argv[1:] if argv is None else list(argv)
+    args = parse_args(given)
+    started = time.perf_counter()
+    result: dict[str, Any] = {
+        "name": args.name,
+        "command": " ".join(["python benchmarks/run.py", shlex.join(given)]).strip(),
+        "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "machine": machine(),
+        "load_average_at_start": list(os.getloadavg()),
+        "config": {
+            "sizes": args.size_list,
+            "search_reps": {str(n): reps_for(n, args) for n in args.size_list},
+            "rescore_reps": args.rescore_reps,
+            "ingest_texts": args.ingest_texts,
+            "ingest_reps": args.ingest_reps,
+            "seed": args.seed,
+            "quick": args.quick,
+        },
+        "sizes": [],
+    }
+    workdir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="lodviz-bench-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    try:
+        if not args.skip_search:
+            for n in args.size_list:
+                path = str(workdir / f"synthetic-{n}.duckdb")
+                for leftover in (path, path + ".wal"):
+                    if os.path.exists(leftover):
+                        os.remove(leftover)
+                log(f"building a synthetic store of {n:,} memories")
+                built = in_fresh_process(store_bench.build, path, n, args.seed)
+                log(f"  built in {built['seconds']:.1f} s ({gib(built['file_bytes'])} GiB file, peak RSS {built['peak_rss_gib']} GiB)")
+                reps = reps_for(n, args)
+                log(f"  measuring: first load, search x{reps}, rescoring x{args.rescore_reps}")
+                measured = in_fresh_process(store_bench.measure, path, n, args.seed, reps, args.rescore_reps)
+                measured["build"] = built
+                measured["load_average_after"] = list(os.getloadavg())
+                result["sizes"].append(measured)
+                log("  " + one_line(measured))
+                if not args.keep:
+                    for leftover in (path, path + ".wal"):
+                        if os.path.exists(leftover):
+                            os.remove(leftover)
+        if not args.skip_ingest:
+            log(f"ingest: {args.ingest_texts} texts x{args.ingest_reps} with the real model")
+            result["ingest"] = in_fresh_process(ingest_bench.measure, args.ingest_texts, args.ingest_reps, args.seed)
+            log(f"  {result['ingest']['lodviz_per_second']:.1f} memories/s "
+                f"(bare encode {result['ingest']['baseline_per_second']:.1f} texts/s)")
+    finally:
+        if not args.keep and not args.workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    result["load_average_at_end"] = list(os.getloadavg())
+    result["targets"] = targets(result)
+    result["duration_seconds"] = time.perf_counter() - started
+    results_dir = Path(args.results_dir)
+    results_dir.mkdir(parents=True, exist_ok=True)
+    out = results_dir / f"{args.name}.json"
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    print(report(result))
+    print(f"\nwritten {out} ({result['duration_seconds'] / 60:.1f} min)")
+    return 0
+
+
+def one_line(m: dict[str, Any]) -> str:
+    s = m["search"]["series"]
+    r = m["rescoring"]["series"]
+    return (
+        f"search p50: numpy {s['numpy']['p50_ms']:.1f} ms, lodviz {s['auditor, touch']['p50_ms']:.1f} ms "
+        f"({s['auditor, touch']['ratio_p50']:.2f}x); rescoring p50 {r['age_days + score_all']['p50_ms']:.2f} ms; "
+        f"first load {m['first_load']['load_ms'] / 1000:.1f} s; peak RSS {m['peak_rss_gib']} GiB"
+    )
+
+
+def targets(result: dict[str, Any]) -> dict[str, Any]:
+    """The issue's two targets, judged on this run (None where the size was not run)."""
+    at = next((m for m in result["sizes"] if m["rows"] == TARGET_SIZE), None)
+    if at is None:
+        return {"search_1m": None, "rescoring_1m": None}
+    search = {
+        name: {
+            "ratio_p50": stats["ratio_p50"],
+            "ratio_p95": stats["ratio_p95"],
+            "met_p50": stats["ratio_p50"] <= SEARCH_TARGET_RATIO,
+        }
+        for name, stats in at["search"]["series"].items()
+        if name != "numpy"
+    }
+    rescore = at["rescoring"]["series"]["age_days + score_all"]
+    return {
+        "search_1m": {"target_ratio": SEARCH_TARGET_RATIO, "variants": search},
+        "rescoring_1m": {
+            "target_ms": RESCORE_TARGET_MS,
+            "p50_ms": rescore["p50_ms"],
+            "p95_ms": rescore["p95_ms"],
+            "met_p50": rescore["p50_ms"] < RESCORE_TARGET_MS,
+            "met_p95": rescore["p95_ms"] < RESCORE_TARGET_MS,
+        },
+    }
+
+
+# -- the printed report (Markdown tables, pasted into docs/benchmarks.md) --------
+
+
+def _ms(value: float) -> str:
+    if value >= 100:
+        return f"{value:,.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    if value >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3f}"
+
+
+def _x(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}x"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def report(result: dict[str, Any]) -> str:
+    mach = result["machine"]
+    parts = [
+        f"## lodviz benchmarks: {result['name']}",
+        "",
+        f"`{result['command']}` on {mach.get('cpu', '?')}, {mach.get('cpus')} cores, "
+        f"{mach.get('memory_gib')} GiB, Python {mach.get('python')}, numpy {mach['versions'].get('numpy')} "
+        f"({mach.get('blas', '?')}), duckdb {mach['versions'].get('duckdb')}, torch {mach['versions'].get('torch')}; "
+        f"load average {result['load_average_at_start'][0]:.2f} at start, {result['load_average_at_end'][0]:.2f} at end.",
+    ]
+    sizes = result["sizes"]
+    if sizes:
+        rows = []
+        for m in sizes:
+            s = m["search"]["series"]
+            base = s["numpy"]
+            rows.append([f"{m['rows']:,}", "numpy top-k (baseline)", _ms(base["p50_ms"]), _ms(base["p95_ms"]), "1.00x", "1.00x", str(base["n"])])
+            for name in store_bench.SEARCH_VARIANTS:
+                v = s[name]
+                rows.append([f"{m['rows']:,}", f"Memory.search ({name})", _ms(v["p50_ms"]), _ms(v["p95_ms"]),
+                             _x(v["ratio_p50"]), _x(v["ratio_p95"]), str(v["n"])])
+        parts += ["", f"### Search latency (k = {sizes[0]['search']['k']}, ms)", "",
+                  _table(["memories", "what", "p50", "p95", "ratio p50", "ratio p95", "reps"], rows)]
+        rows = []
+        for m in sizes:
+            for name, v in m["search"]["series"].items():
+                if name == "numpy":
+                    continue
+                b = v["breakdown"]
+                res = v.get("result") or {}
+                counts = res.get("counts", {})
+                rows.append([f"{m['rows']:,}", name, _ms(b["nearest_p50_ms"]), _ms(b["get_p50_ms"]), _ms(b["touch_p50_ms"]),
+                             _ms(b["other_p50_ms"]),
+                             f"{counts.get('FULL', 0)}/{counts.get('SUMMARY', 0)}/{counts.get('HEADLINE', 0)}"])
+        parts += ["", "### Where a search spends its time (p50 per part, ms)", "",
+                  _table(["memories", "search", "store.nearest (top-k)", "store.get (texts)", "store.touch (UPDATE + audit)", "the rest", "FULL/SUMMARY/HEADLINE"], rows)]
+        rows = []
+        for m in sizes:
+            r = m["rescoring"]["series"]
+            for name in ("numpy", "age_days + score_all", "score_all (ages cached)", "Memory.landscape"):
+                v = r[name]
+                rows.append([f"{m['rows']:,}", name if name != "numpy" else "numpy alpha*S + (1-alpha)*D (baseline)",
+                             _ms(v["p50_ms"]), _ms(v["p95_ms"]), _x(v.get("ratio_p50", 1.0)), str(v["n"])])
+        parts += ["", "### Rescoring all memories for new alpha / lambda / thresholds (ms)", "",
+                  _table(["memories", "what", "p50", "p95", "ratio p50", "reps"], rows)]
+        rows = []
+        for m in sizes:
+            f = m["first_load"]
+            b = m["build"]
+            rows.append([f"{m['rows']:,}", f"{f['open_ms']:.0f} ms", f"{f['load_ms'] / 1000:.2f} s", f"{f['matrix_gib']}",
+                         f"{f['rss_after_gib']}", f"{f['peak_rss_gib']}", f"{f['file_gib']}", f"{b['seconds']:.0f} s / {b['peak_rss_gib']}"])
+        parts += ["", "### First load (cache fill) and memory", "",
+                  _table(["memories", "open", "first load", "matrix GiB", "RSS after load GiB", "peak RSS GiB", "file GiB",
+                          "build time / build peak RSS GiB"], rows)]
+    ingest = result.get("ingest")
+    if ingest:
+        lod, base = ingest["lodviz_add_many"], ingest["baseline_encode"]
+        b = ingest["breakdown_p50"]
+        parts += [
+            "",
+            f"### Ingest with the real model ({ingest['texts']} texts, mean {ingest['chars']['mean']:.0f} chars, "
+            f"{ingest['chars']['min']}-{ingest['chars']['max']}; {ingest['torch_threads']} torch threads)",
+            "",
+            _table(
+                ["what", "p50 s", "p95 s", "per second (p50)", "ratio (time)", "reps"],
+                [
+                    ["bare SentenceTransformer.encode (baseline)", f"{base['p50_ms'] / 1000:.2f}", f"{base['p95_ms'] / 1000:.2f}",
+                     f"{ingest['baseline_per_second']:.1f} texts/s", "1.00x", str(base["n"])],
+                    ["Memory.add_many", f"{lod['p50_ms'] / 1000:.2f}", f"{lod['p95_ms'] / 1000:.2f}",
+                     f"{ingest['lodviz_per_second']:.1f} memories/s", _x(ingest["ratio_time_p50"]), str(lod["n"])],
+                ],
+            ),
+            "",
+            f"One query through the model (what a real search adds to the search timings above): "
+            f"p50 {_ms(ingest['query_embedding']['p50_ms'])} ms, p95 {_ms(ingest['query_embedding']['p95_ms'])} ms.",
+            "",
+            "add_many breakdown (p50): " + "; ".join(
+                f"{k} {v / 1000:.2f} s" if k.endswith(" ms") else f"{k} {v:,.0f}" for k, v in b.items()
+            ).replace(" ms ", " "),
+        ]
+    t = result["targets"]
+    parts += ["", "### Targets"]
+    if t.get("search_1m"):
+        for name, v in t["search_1m"]["variants"].items():
+            parts.append(f"- search at 1M within {SEARCH_TARGET_RATIO:.0f}x numpy ({name}): p50 {_x(v['ratio_p50'])}, "
+                         f"p95 {_x(v['ratio_p95'])}: {'met' if v['met_p50'] else 'NOT met'} (on p50)")
+        r = t["rescoring_1m"]
+        parts.append(f"- rescoring 1M under {RESCORE_TARGET_MS:.0f} ms: p50 {_ms(r['p50_ms'])} ms, p95 {_ms(r['p95_ms'])} ms: "
+                     f"{'met' if r['met_p50'] else 'NOT met'} on p50, {'met' if r['met_p95'] else 'NOT met'} on p95")
+    else:
+        parts.append("- not judged: this run did not include 1,000,000 memories")
+    return "\n".join(parts)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,228 @@
+"""Search latency, rescoring and first load at one store size.
+
+Each function here runs in a fresh process (see ``run.py``), so its peak
+memory is its own and one size cannot warm the next.
+
+Search: ``Memory.search`` on a synthetic DuckDB store, with an embedder stub
+that hands back precomputed query vectors, so the timing covers everything but
+the model's forward pass of the query (which does not grow with the store):
+profile and reference time lookups, the top-k over the unit matrix, scoring,
+fetching the candidates' texts from DuckDB, tiering, and (``touch=True``, the
+default) the promotion-by-use UPDATE with its audit line, in one transaction.
+The baseline is plain numpy over the very same matrix: ``M @ q``, then
+``argpartition`` for the top k and a sort of those k. Every repetition runs the
+baseline and each lodviz variant once, in a rotating order, so drift on a noisy
+machine hits all of them alike.
+
+Rescoring: with S for every memory already known (the app keeps the last
+query's), a new set of alpha / lambda / thresholds costs ``age_days`` plus
+``score_all`` over all N memories; the baseline is ``alpha*S + (1-alpha)*D``
+with D precomputed. ``Memory.landscape`` (what the app calls today, which also
+recomputes S) is timed alongside, for information.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from typing import Any
+
+import numpy as np
+
+from benchmarks import synth
+from benchmarks.measure import Spans, gib, peak_rss_bytes, quiet_duckdb, ratio, rss_bytes, summary, timed
+
+AGENT = "legal-review"
+
+SEARCH_VARIANTS = {
+    # name: (agent_id, touch)
+    "auditor, touch": (None, True),
+    "auditor, no touch": (None, False),
+    "agent, touch": (AGENT, True),
+    "agent, no touch": (AGENT, False),
+}
+
+
+def build(path: str, n: int, seed: int) -> dict[str, Any]:
+    """Write the synthetic store; flush it to disk so its writeback cannot disturb timings."""
+    facts = synth.build_store(path, n, seed=seed)
+    t, _ = timed(os.sync)
+    facts["sync_seconds"] = t
+    facts["peak_rss_gib"] = gib(peak_rss_bytes())
+    return facts
+
+
+def numpy_topk(matrix: np.ndarray, q: np.ndarray, k: int) -> np.ndarray:
+    """The baseline: brute-force cosine over unit rows, top k, sorted."""
+    sims = matrix @ q
+    top = np.argpartition(-sims, k - 1)[:k]
+    return top[np.argsort(-sims[top])]
+
+
+def measure(path: str, n: int, seed: int, reps: int, rescore_reps: int, warmup: int = 3) -> dict[str, Any]:
+    import lodviz
+    from lodviz import scoring
+
+    # A fresh query for every search: repeating one would re-touch the memories
+    # the last search promoted, which DuckDB updates far more cheaply than rows
+    # never updated before, and which a real agent's new question mostly meets.
+    variants = list(SEARCH_VARIANTS)
+    count = (warmup + reps) * len(variants) + 1
+    queries = synth.query_vectors(n, count, seed=seed)
+    texts = [f"benchmark query {i}" for i in range(count)]
+    stub = synth.StubEmbedder(dict(zip(texts, queries)))
+    out: dict[str, Any] = {"rows": n}
+
+    # -- first load: open the file, fill the store's cache ----------------------
+    rss0 = rss_bytes()
+    t_open, mem = timed(lambda: lodviz.open(path, embedder=stub))
+    quiet_duckdb(mem.store)
+    t_load, _ = timed(lambda: (mem.store.state(), mem.store.unit_vectors()))
+    matrix = mem.store.unit_vectors()
+    out["first_load"] = {
+        "open_ms": t_open * 1000,
+        "load_ms": t_load * 1000,
+        "rss_before_gib": gib(rss0),
+        "rss_after_gib": gib(rss_bytes()),
+        "peak_rss_gib": gib(peak_rss_bytes()),
+        "matrix_gib": gib(matrix.nbytes),
+        "file_gib": gib(os.path.getsize(path)),
+    }
+    gc.collect()
+
+    # -- search -----------------------------------------------------------------
+    spans = Spans()
+    for method in ("nearest", "get", "touch"):
+        spans.wrap(mem.store, method)
+    k = mem.profile(None).k
+    series: dict[str, list[float]] = {"numpy": [], **{name: [] for name in SEARCH_VARIANTS}}
+    parts: dict[str, list[dict[str, float]]] = {name: [] for name in SEARCH_VARIANTS}
+    shape: dict[str, Any] = {}
+    names = list(series)
+
+    def run_one(name: str, i: int, record: bool) -> None:
+        j = i * len(variants) + (variants.index(name) if name in SEARCH_VARIANTS else 0)
+        q, text = queries[j], texts[j]
+        if name == "numpy":
+            t, _ = timed(lambda: numpy_topk(matrix, q, k))
+        else:
+            agent_id, touch = SEARCH_VARIANTS[name]
+            spans.take()
+            t, result = timed(lambda: mem.search(text, agent_id=agent_id, touch=touch))
+            span = spans.take()
+            if record:
+                span["total"] = t
+                parts[name].append(span)
+                if name not in shape:
+                    shape[name] = {
+                        "counts": result.counts,
+                        "items": len(result.items),
+                        "candidates": result.candidates,
+                        "tokens": result.tokens,
+                    }
+        if record:
+            series[name].append(t)
+
+    for i in range(warmup):
+        for name in names:
+            run_one(name, i, record=False)
+    for i in range(reps):
+        shift = i % len(names)
+        for name in names[shift:] + names[:shift]:
+            run_one(name, warmup + i, record=True)
+
+    search = {name: summary(samples) for name, samples in series.items()}
+    for name in SEARCH_VARIANTS:
+        stats = search[name]
+        stats["ratio_p50"] = ratio(stats, search["numpy"], "p50_ms")
+        stats["ratio_p95"] = ratio(stats, search["numpy"], "p95_ms")
+        stats["paired_ratio_p50"] = float(np.median(np.asarray(series[name]) / np.asarray(series["numpy"])))
+        breakdown = {}
+        for part in ("nearest", "get", "touch"):
+            breakdown[f"{part}_p50_ms"] = float(np.median([p.get(part, 0.0) for p in parts[name]]) * 1000)
+        breakdown["other_p50_ms"] = float(
+            np.median([p["total"] - p.get("nearest", 0) - p.get("get", 0) - p.get("touch", 0) for p in parts[name]]) * 1000
+        )
+        stats["breakdown"] = breakdown
+        stats["result"] = shape.get(name)
+    out["search"] = {"k": k, "agent": AGENT, "distinct_queries": count - 1, "warmup": warmup, "series": search}
+    visible = mem.store.state().visible_to(AGENT)
+    out["search"]["agent_visible_rows"] = int(visible.sum())
+
+    # -- rescoring ----------------------------------------------------------------
+    state = mem.store.state()
+    now = mem.now()
+    now_ts = now.timestamp()
+    q_text = texts[-1]
+    s_all = scoring.similarity(queries[-1], matrix)  # the last query's S, kept
+    d_fixed = scoring.decay(
+        scoring.age_days(now_ts, state.created_at, state.last_retrieved_at), state.retrieval_count, 0.03
+    )
+    ages = scoring.age_days(now_ts, state.created_at, state.last_retrieved_at)
+    rng = np.random.default_rng(seed + 7)
+    settings = []
+    for _ in range(max(rescore_reps, 1) + warmup):
+        t1, t2, t3 = np.sort(rng.uniform(0.02, 0.8, 3))[::-1]
+        settings.append(
+            dict(alpha=float(rng.uniform(0, 1)), lam=float(np.exp(rng.uniform(np.log(1e-3), np.log(0.3)))),
+                 theta1=float(t1), theta2=float(t2), theta3=float(t3))
+        )
+    base_params = mem.profile(None)
+
+    def rescore(p: dict[str, float]) -> Any:
+        params = base_params.with_(**p)
+        t = scoring.age_days(now_ts, state.created_at, state.last_retrieved_at)
+        return scoring.score_all(s_all, t, state.retrieval_count, state.floor, params)
+
+    def rescore_cached_ages(p: dict[str, float]) -> Any:
+        return scoring.score_all(s_all, ages, state.retrieval_count, state.floor, base_params.with_(**p))
+
+    def baseline(p: dict[str, float]) -> Any:
+        a = p["alpha"]
+        return a * s_all + (1.0 - a) * d_fixed
+
+    def landscape(p: dict[str, float]) -> Any:
+        return mem.landscape(q_text, params=base_params.with_(**p))
+
+    jobs = {
+        "numpy": baseline,
+        "age_days + score_all": rescore,
+        "score_all (ages cached)": rescore_cached_ages,
+        "Memory.landscape": landscape,
+    }
+    rescoring: dict[str, list[float]] = {name: [] for name in jobs}
+    tier_counts = None
+    order = list(jobs)
+    for i, p in enumerate(settings):
+        record = i >= warmup
+        shift = i % len(order)
+        for name in order[shift:] + order[:shift]:
+            t, value = timed(lambda: jobs[name](p))
+            if record:
+                rescoring[name].append(t)
+            if name == "age_days + score_all" and tier_counts is None:
+                tier_counts = {tier.name: int(c) for tier, c in value.counts().items()}
+    rescore_stats = {name: summary(samples) for name, samples in rescoring.items()}
+    for name in jobs:
+        if name != "numpy":
+            rescore_stats[name]["ratio_p50"] = ratio(rescore_stats[name], rescore_stats["numpy"], "p50_ms")
+            rescore_stats[name]["ratio_p95"] = ratio(rescore_stats[name], rescore_stats["numpy"], "p95_ms")
+    out["rescoring"] = {"series": rescore_stats, "example_tier_counts": tier_counts}
+    out["peak_rss_gib"] = gib(peak_rss_bytes())
+    mem.close()
+    return out
+
+
+if __name__ == "__main__":  # a quick manual run: python -m benchmarks.store_bench
+    import json
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        p = os.path.join(tmp, "s.duckdb")
+        print(build(p, 5000, 0))
+        res = measure(p, 5000, 0, reps=5, rescore_reps=5)
+        for name, s in res["search"]["series"].items():
+            print(name, round(s["p50_ms"], 2), s.get("ratio_p50"), s.get("breakdown"))
+        print(json.dumps(res["first_load"]))
+        for name, s in res["rescoring"]["series"].items():
+            print(name, round(s["p50_ms"], 3), s.get("ratio_p50"))
