@@ -108,6 +108,9 @@ def compute_view(mem: Memory, request: ViewRequest, draw_limit: int = DEFAULT_DR
     candidates = np.flatnonzero(land.candidate)
     if len(state) <= draw_limit:
         drawn = np.arange(len(state))
+    elif not request.has_query:
+        # Without a query every memory is a "candidate"; draw a sample of them all.
+        drawn = np.flatnonzero(_stable_sample(state.ids, draw_limit))
     else:
         rest = _stable_sample(state.ids, max(draw_limit - len(candidates), 0)) & ~land.candidate
         drawn = np.union1d(candidates, np.flatnonzero(rest))

@@ -194,3 +194,8 @@ def test_enter_or_search_moves_the_camera_and_typing_does_not():
     assert scoring.apply_query({"query.value"}, "ca", "") is scoring.no_update
     assert scoring.apply_query({"query.value"}, "", "")["query"] == ""
     assert scoring.apply_query({"clear.n_clicks"}, "cap", "x") == {"query": "", "exclude": ""}
+
+
+def test_without_a_query_past_the_draw_limit_a_sample_is_drawn(app_mem):
+    view = compute_view(app_mem, ViewRequest(params=Params()), draw_limit=40)
+    assert view.sampled and 20 <= len(view.drawn) <= 60

@@ -83,9 +83,10 @@ def scene_note(view: View) -> list[Any]:
     else:
         notes.append("No query: the camera is off, so S = 0 and memories sit by recency of use alone (L = D).")
     if view.sampled:
+        what = "every query candidate plus a fixed sample of the rest" if req.has_query else "a fixed sample"
         notes.append(
-            f"Drawing {len(view.drawn):,} of {view.total:,} memories: every query candidate plus a fixed sample "
-            "of the rest. Counts, tokens and the terrain cover all of them."
+            f"Drawing {len(view.drawn):,} of {view.total:,} memories: {what}. "
+            "Counts, tokens and the terrain cover all of them."
         )
     waiting = int(view.placeholder.sum())
     if waiting:
