@@ -41,6 +41,7 @@ from lodviz.store.base import (
     NewMemory,
     State,
     Store,
+    from_seconds,
     iso,
 )
 
@@ -68,7 +69,6 @@ class Hit:
     kind: str
     source: str | None
     floor: Tier
-    headline: str
     tokens: int
 
     def to_dict(self) -> dict[str, Any]:
@@ -621,20 +621,20 @@ class Memory:
             )
         keep = order[scored.tier[order] > Tier.OUT]
         ids = sub.ids[keep]
-        records = self.store.get(ids.tolist())
         tier = scored.tier[keep].astype(np.int64)
         if budget_tokens is not None and len(keep):
-            recs = [records[int(i)] for i in ids]
-            costs = budgeting.tier_costs(
-                [r.text for r in recs], [r.summary for r in recs], [r.headline for r in recs]
-            )
+            # Costs from the stored lengths: the budget needs no text read.
+            costs = np.zeros((len(keep), 4), dtype=np.int64)
+            costs[:, Tier.HEADLINE] = budgeting.tokens_for_length(sub.len_headline[keep])
+            costs[:, Tier.SUMMARY] = budgeting.tokens_for_length(sub.len_summary[keep])
+            costs[:, Tier.FULL] = budgeting.tokens_for_length(sub.len_text[keep])
             tier = budgeting.fit_budget(tier, scored.score[keep], costs, budget_tokens).astype(np.int64)
-        items = []
-        for j, row in enumerate(keep):
-            if tier[j] == Tier.OUT:
-                continue
-            record = records[int(sub.ids[row])]
-            items.append(self._hit(record, Tier(int(tier[j])), scored, int(row)))
+        shown = tier > Tier.OUT
+        contents = self.store.contents(ids[shown].tolist(), tier[shown].tolist())
+        items = [
+            self._hit(sub, int(row), Tier(int(t)), *contents[int(sub.ids[row])], scored)
+            for row, t in zip(keep[shown], tier[shown])
+        ]
         touched = [item.id for item in items if item.tier >= Tier.SUMMARY]
         details = {
             "params": params.to_dict(),
@@ -668,25 +668,24 @@ class Memory:
         return result
 
     @staticmethod
-    def _hit(record: MemoryRecord, tier: Tier, scored: scoring.Scored, row: int) -> Hit:
-        content = record.text_at(tier)
+    def _hit(sub: State, row: int, tier: Tier, content: str, source: str | None, scored: scoring.Scored) -> Hit:
+        """One result item, from the scored state row (r is the count before this search)."""
         return Hit(
-            id=record.id,
+            id=int(sub.ids[row]),
             tier=tier,
             content=content,
             similarity=float(scored.similarity[row]),
             decay=float(scored.decay[row]),
             score=float(scored.score[row]),
             penalty=float(scored.penalty[row]),
-            retrieval_count=record.retrieval_count,
-            last_retrieved_at=record.last_retrieved_at,
-            created_at=record.created_at,
-            agent_id=record.agent_id,
-            visibility=record.visibility,
-            kind=record.kind,
-            source=record.source,
-            floor=Tier(record.floor),
-            headline=record.headline,
+            retrieval_count=int(sub.retrieval_count[row]),
+            last_retrieved_at=from_seconds(sub.last_retrieved_at[row]),
+            created_at=from_seconds(sub.created_at[row]),
+            agent_id=sub.agent_names[int(sub.agent_code[row])],
+            visibility="shared" if sub.shared[row] else "private",
+            kind=str(sub.kind[row]),
+            source=source,
+            floor=Tier(int(sub.floor[row])),
             tokens=budgeting.estimate_tokens(content),
         )
 

@@ -202,6 +202,14 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def get(self, ids: Sequence[int]) -> dict[int, MemoryRecord]: ...
 
+    def contents(self, ids: Sequence[int], tiers: Sequence[int]) -> dict[int, tuple[str, str | None]]:
+        """Each memory's text at its tier, and its source: what a result shows.
+
+        A backend may read only the one text column each tier needs.
+        """
+        records = self.get(ids)
+        return {int(i): (records[int(i)].text_at(int(t)), records[int(i)].source) for i, t in zip(ids, tiers)}
+
     @abc.abstractmethod
     def count(self) -> int: ...
 

@@ -450,6 +450,25 @@ class DuckDBStore(Store):
             ).fetchall()
         return {row[0]: _record(row) for row in rows}
 
+    _TIER_COLUMN = {1: "headline", 2: "summary", 3: "text"}
+
+    def contents(self, ids: Sequence[int], tiers: Sequence[int]) -> dict[int, tuple[str, str | None]]:
+        # One narrow query per tier: a search of 1000 scattered memories at 1M
+        # rows spends its time reading column segments, so read only these.
+        out: dict[int, tuple[str, str | None]] = {}
+        groups: dict[int, list[int]] = {}
+        for memory_id, tier in zip(ids, tiers):
+            groups.setdefault(int(tier), []).append(int(memory_id))
+        with self._lock:
+            for tier, members in groups.items():
+                column = self._TIER_COLUMN[tier]
+                rows = self._run(
+                    f"SELECT id, {column}, source FROM memories WHERE id IN (SELECT unnest(?::BIGINT[]))",
+                    [members],
+                )
+                out.update({row[0]: (row[1], row[2]) for row in rows})
+        return out
+
     def count(self) -> int:
         with self._lock:
             return int(self._run("SELECT count(*) FROM memories")[0][0])
