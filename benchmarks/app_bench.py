@@ -1,8 +1,9 @@
 """The landscape app in headless Chromium at 10k, 100k and 1M memories (issue 4).
 
-    python benchmarks/app_bench.py                          # 10k, 100k, 1M + the sample store (~15 min)
+    python benchmarks/app_bench.py                          # 10k, 100k, 1M + the sample store (5-9 min, +2 to build)
     python benchmarks/app_bench.py --quick                  # 10k + the sample store, few moves (~2 min)
     python benchmarks/app_bench.py --sizes 10000,100000 --moves 10
+    python benchmarks/app_bench.py --report benchmarks/results/app.json   # tables of a past run
 
 What it measures, per store size (docs/benchmarks-app.md has the details):
 
@@ -30,7 +31,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import math
 import multiprocessing
 import os
 import shlex
@@ -42,6 +42,7 @@ from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
+from urllib.parse import urlencode
 
 import numpy as np
 
@@ -195,7 +196,7 @@ def server_part(app_ctx: Any, query: str | None, reps: int, full_reps: int) -> d
     """``scoring.render`` for a slider move (a Patch) and for a first paint (a figure), in-process."""
     from lodviz.app.callbacks import scoring
     from lodviz.app.figure import patch_figure
-    from lodviz.app.view import ViewRequest, compute_view
+    from lodviz.app.view import compute_view
 
     controls = slider_values(app_ctx.mem)
     applied = {"query": query or "", "exclude": ""}
@@ -260,6 +261,14 @@ def server_part(app_ctx: Any, query: str | None, reps: int, full_reps: int) -> d
 # -- the browser's part ---------------------------------------------------------------
 
 
+FIRST_PAINT_JS = """() => ({
+  fp: window.__bench.firstPaint,
+  detail: window.__bench.firstPaintDetail,
+  note: document.querySelector('#scene-note').innerText,
+  counts: document.querySelector('#counts').innerText,
+})"""
+
+
 def first_paint(browser: Any, url: str, timeout_s: float) -> dict[str, Any]:
     """One cold page load (a new browser context) to the first repaint with counts shown."""
     from benchmarks.app_browser import VIEWPORT, init_script
@@ -274,7 +283,7 @@ def first_paint(browser: Any, url: str, timeout_s: float) -> dict[str, Any]:
         page.goto(url, timeout=timeout_s * 1000)
         page.wait_for_function("() => window.__bench && window.__bench.firstPaint !== null", timeout=timeout_s * 1000, polling=100)
         wall = time.perf_counter() - start
-        got = page.evaluate("() => ({fp: window.__bench.firstPaint, detail: window.__bench.firstPaintDetail, note: document.querySelector('#scene-note').innerText, counts: document.querySelector('#counts').innerText})")
+        got = page.evaluate(FIRST_PAINT_JS)
         return {
             "ms": got["fp"],
             **{k: v for k, v in got["detail"].items() if k != "points"},
@@ -392,9 +401,7 @@ def browser_part(app: Any, cfg: dict[str, Any], drawn: dict[str, int]) -> dict[s
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             for name, query in (("no query", None), ("query", cfg["query"])):
-                if query is None and cfg.get("skip_no_query"):
-                    continue
-                page_url = url + (f"?q={query.replace(' ', '+')}" if query else "")
+                page_url = url + ("?" + urlencode({"q": query}) if query else "")
                 if drawn[name] > cfg["max_points"]:
                     out[name] = {"skipped": f"the scene would draw {drawn[name]:,} points (more than --max-points {cfg['max_points']:,})"}
                     log(f"    {name}: skipped, {drawn[name]:,} points to draw")
@@ -442,8 +449,6 @@ def measure_synthetic(path: str, n: int, seed: int, cfg: dict[str, Any]) -> dict
         app_ctx = app.lodviz
         result: dict[str, Any] = {"rows": n, "load_seconds": load_s, "draw_limit": app_ctx.draw_limit, "server": {}}
         for name, query in (("no query", None), ("query", QUERY)):
-            if query is None and cfg.get("skip_no_query"):
-                continue
             full_reps = 1 if n >= 1_000_000 and query is None else cfg["full_reps"]
             result["server"][name] = server_part(app_ctx, query, cfg["server_reps"], full_reps)
             s = result["server"][name]
@@ -482,7 +487,7 @@ def measure_sample(cfg: dict[str, Any]) -> dict[str, Any]:
             for name, query in (("no query", None), ("query", SAMPLE_QUERY)):
                 result["server"][name] = server_part(app_ctx, query, cfg["server_reps"], cfg["full_reps"])
             drawn = {name: s["drawn"] for name, s in result["server"].items()}
-            result["browser"] = browser_part(app, {**cfg, "query": SAMPLE_QUERY, "skip_no_query": False}, drawn)
+            result["browser"] = browser_part(app, {**cfg, "query": SAMPLE_QUERY}, drawn)
             return result
         finally:
             mem.close()
