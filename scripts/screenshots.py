@@ -21,11 +21,10 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 from werkzeug.serving import WSGIRequestHandler, make_server  # noqa: E402
 
 import lodviz  # noqa: E402
+from benchmarks.app_browser import CHROMIUM, CHROMIUM_ARGS as ARGS  # noqa: E402  (one set of flags for tools)
 from lodviz.app import create_app  # noqa: E402
 
 OUT = ROOT / "docs" / "screenshots"
-ARGS = ["--use-gl=swiftshader", "--enable-unsafe-swiftshader", "--no-sandbox", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 QUERY = "limitation of liability cap in CRO master services agreements"
 
 
@@ -49,7 +48,7 @@ def main() -> None:
         url = f"http://127.0.0.1:{server.server_port}/"
         try:
             with sync_playwright() as p:
-                browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+                browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
                 page = browser.new_page(viewport={"width": 1600, "height": 950}, device_scale_factor=1)
 
                 def shoot(address: str, name: str, wait_for: str) -> None:
