@@ -92,7 +92,7 @@ def measure(path: str, n: int, seed: int, reps: int, rescore_reps: int, warmup: 
 
     # -- search -----------------------------------------------------------------
     spans = Spans()
-    for method in ("nearest", "get", "touch"):
+    for method in ("nearest", "contents", "touch"):
         spans.wrap(mem.store, method)
     k = mem.profile(None).k
     series: dict[str, list[float]] = {"numpy": [], **{name: [] for name in SEARCH_VARIANTS}}
@@ -138,10 +138,10 @@ def measure(path: str, n: int, seed: int, reps: int, rescore_reps: int, warmup: 
         stats["ratio_p95"] = ratio(stats, search["numpy"], "p95_ms")
         stats["paired_ratio_p50"] = float(np.median(np.asarray(series[name]) / np.asarray(series["numpy"])))
         breakdown = {}
-        for part in ("nearest", "get", "touch"):
+        for part in ("nearest", "contents", "touch"):
             breakdown[f"{part}_p50_ms"] = float(np.median([p.get(part, 0.0) for p in parts[name]]) * 1000)
         breakdown["other_p50_ms"] = float(
-            np.median([p["total"] - p.get("nearest", 0) - p.get("get", 0) - p.get("touch", 0) for p in parts[name]]) * 1000
+            np.median([p["total"] - p.get("nearest", 0) - p.get("contents", 0) - p.get("touch", 0) for p in parts[name]]) * 1000
         )
         stats["breakdown"] = breakdown
         stats["result"] = shape.get(name)

@@ -134,12 +134,26 @@ def build(out: Path, *, start: int = 0, stop: int | None = None, layout: bool = 
     print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB)")
 
 
+def migrate(out: Path) -> None:
+    """Bring an already built store to the current schema without re-embedding it."""
+    work = out.with_suffix(".migrating.duckdb")
+    work.write_bytes(out.read_bytes())
+    lodviz.open(work, actor="sample-build").close()  # opening applies the migrations
+    compact(work, out)
+    work.unlink()
+    print(f"migrated {out} ({out.stat().st_size / 1e6:.1f} MB)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--slice", default=None, help="START:STOP of the date-sorted sources (for checks)")
     parser.add_argument("--no-layout", action="store_true")
+    parser.add_argument("--migrate", action="store_true", help="only apply new schema migrations to --out")
     args = parser.parse_args()
+    if args.migrate:
+        migrate(args.out)
+        return
     start, stop = 0, None
     if args.slice:
         first, _, last = args.slice.partition(":")

@@ -122,6 +122,61 @@ def test_touch_counts_a_retrieval_in_the_file_and_the_cache(tmp_path):
         assert [e.action for e in store.audit()] == ["search"]
 
 
+def _usage(store: DuckDBStore) -> list[tuple]:
+    return store.sql("SELECT id, retrieval_count, last_retrieved_at FROM memories_with_usage ORDER BY id")
+
+
+def test_retrievals_count_before_and_after_the_log_is_folded(tmp_path):
+    path = tmp_path / "m.duckdb"
+    early, late = datetime(2025, 3, 1, tzinfo=timezone.utc), datetime(2025, 4, 1, tzinfo=timezone.utc)
+    with DuckDBStore(path) as store:
+        ids = store.insert([memory(1), memory(2, retrieval_count=5, last_retrieved_at=early)], None)
+        store.touch(ids, late, None)
+        store.touch([ids[0]], early, None)  # an older retrieval does not move last_retrieved_at back
+        logged = _usage(store)
+        assert store.sql("SELECT count(*) FROM retrievals") == [(3,)]
+    naive_late = late.replace(tzinfo=None)
+    assert logged == [(ids[0], 2, naive_late), (ids[1], 6, naive_late)]
+    with DuckDBStore(path) as store:  # opening folds the log into usage
+        assert store.sql("SELECT count(*) FROM retrievals") == [(0,)]
+        assert _usage(store) == logged
+        assert store.get(ids)[ids[1]].retrieval_count == 6
+        assert store.state().retrieval_count.tolist() == [2, 6]
+
+
+def test_a_long_retrieval_log_is_folded_without_reopening():
+    store = DuckDBStore()
+    store.FOLD_AT = 4
+    ids = store.insert([memory(i) for i in range(3)], None)
+    store.touch(ids, T0, None)
+    assert store.sql("SELECT count(*) FROM retrievals") == [(3,)]
+    store.touch(ids[:1], T0, None)
+    assert store.sql("SELECT count(*) FROM retrievals") == [(0,)]
+    assert [count for _, count, _ in _usage(store)] == [2, 1, 1]
+
+
+def test_contents_give_each_tier_its_text_across_inserts_after_the_first_read():
+    store = DuckDBStore()
+    ids = store.insert([memory(i, source=f"src-{i}") for i in range(3)], None)
+    assert store.contents([ids[2]], [1]) == {ids[2]: ("headline 2", "src-2")}  # texts now held in memory
+    for i in range(3, 25):  # more single inserts than the held chunks are allowed before a merge
+        ids += store.insert([memory(i, source=f"src-{i}")], None)
+    tiers = [1 + i % 3 for i in range(len(ids))]
+    got = store.contents(ids[::-1], tiers[::-1])
+    expected = {
+        memory_id: ((f"headline {i}", f"summary {i}", f"full text {i}")[tier - 1], f"src-{i}")
+        for i, (memory_id, tier) in enumerate(zip(ids, tiers))
+    }
+    assert got == expected
+
+
+def test_contents_of_an_unknown_id_is_an_error():
+    store = DuckDBStore()
+    ids = store.insert([memory(1)], None)
+    with pytest.raises(StoreError, match="no memory with id 99"):
+        store.contents([ids[0], 99], [1, 1])
+
+
 def test_cache_grows_with_inserts_after_it_was_loaded():
     with DuckDBStore() as store:
         store.insert([memory(i) for i in range(3)], None)
