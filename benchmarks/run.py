@@ -272,11 +272,13 @@ def report(result: dict[str, Any]) -> str:
         for m in sizes:
             f = m["first_load"]
             b = m["build"]
-            rows.append([f"{m['rows']:,}", f"{f['open_ms']:.0f} ms", f"{f['load_ms'] / 1000:.2f} s", f"{f['matrix_gib']}",
-                         f"{f['rss_after_gib']}", f"{f['peak_rss_gib']}", f"{f['file_gib']}", f"{b['seconds']:.0f} s / {b['peak_rss_gib']}"])
-        parts += ["", "### First load (cache fill) and memory", "",
-                  _table(["memories", "open", "first load", "matrix GiB", "RSS after load GiB", "peak RSS GiB", "file GiB",
-                          "build time / build peak RSS GiB"], rows)]
+            rows.append([f"{m['rows']:,}", f"{f['open_ms']:.0f} ms", f"{f['load_ms'] / 1000:.2f} s",
+                         _ms(f.get("first_search_ms", float("nan"))), f"{f['matrix_gib']}",
+                         f"{f['rss_after_gib']}", str(f.get("rss_after_first_search_gib", "")), f"{f['peak_rss_gib']}",
+                         f"{f['file_gib']}", f"{b['seconds']:.0f} s / {b['peak_rss_gib']}"])
+        parts += ["", "### First load (cache fill), first search and memory", "",
+                  _table(["memories", "open", "first load", "first search ms", "matrix GiB", "RSS after load GiB",
+                          "RSS after first search GiB", "peak RSS GiB", "file GiB", "build time / build peak RSS GiB"], rows)]
     ingest = result.get("ingest")
     if ingest:
         lod, base = ingest["lodviz_add_many"], ingest["baseline_encode"]

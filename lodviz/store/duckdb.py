@@ -6,7 +6,10 @@ The store owns its connection. Schema changes are small numbered functions in
 
 Searches read embeddings from an in-process copy of the numeric columns and
 the unit-normalised embedding matrix, loaded once and kept in step with every
-write this store makes. That is sound because DuckDB lets one process write a
+write this store makes; the first search adds the headlines, summaries and
+sources (``_ShortTexts``). Full texts are read from the file. A search's
+retrievals are appended to a log (``retrievals``) that is folded into
+``usage`` on open and when it grows long. That is sound because DuckDB lets one process write a
 file: nobody else can change it under us. All access goes through one lock, so
 the app's and the MCP server's threads can share a store.
 """
