@@ -220,10 +220,10 @@ _STATE_SQL = """
 # are max + 1), and sorting a million rows with their embeddings costs seconds
 # and gigabytes; ``_state_from_arrow`` sorts by id itself if it ever needs to.
 
+# ``get`` splices (last_retrieved_at, retrieval_count) in after created_at.
 _RECORD_COLUMNS = (
     "m.id, m.text, m.summary, m.headline, m.embedding_model, m.content_hash, m.created_at, "
-    "u.last_retrieved_at, coalesce(u.retrieval_count, 0), m.floor, m.agent_id, m.visibility, "
-    "m.kind, m.source, m.metadata, m.layout_x, m.layout_y"
+    "m.floor, m.agent_id, m.visibility, m.kind, m.source, m.metadata, m.layout_x, m.layout_y"
 )
 
 
@@ -530,14 +530,24 @@ class DuckDBStore(Store):
         ids = [int(i) for i in ids]
         if not ids:
             return {}
+        # Two narrow lookups: joining the usage tables would hash all of them
+        # (15-30 ms at 1M memories) to find a handful of rows.
         with self._lock:
-            rows = self._con.execute(
-                f"SELECT {_RECORD_COLUMNS} FROM memories m LEFT JOIN "
-                "(SELECT * FROM usage_totals WHERE memory_id IN (SELECT unnest(?::BIGINT[]))) u "
-                "ON u.memory_id = m.id WHERE m.id IN (SELECT unnest(?::BIGINT[]))",
-                [ids, ids],
-            ).fetchall()
-        return {row[0]: _record(row) for row in rows}
+            rows = self._run(
+                f"SELECT {_RECORD_COLUMNS} FROM memories m WHERE m.id IN (SELECT unnest(?::BIGINT[]))", [ids]
+            )
+            usage = {
+                memory_id: (last, count)
+                for memory_id, count, last in self._run(
+                    "SELECT memory_id, sum(n)::INTEGER, max(last_at) FROM ("
+                    "SELECT memory_id, retrieval_count AS n, last_retrieved_at AS last_at FROM usage "
+                    "WHERE memory_id IN (SELECT unnest(?::BIGINT[])) UNION ALL "
+                    "SELECT memory_id, 1, retrieved_at FROM retrievals WHERE memory_id IN (SELECT unnest(?::BIGINT[]))"
+                    ") GROUP BY memory_id",
+                    [ids, ids],
+                )
+            }
+        return {row[0]: _record(row[:7] + usage.get(row[0], (None, 0)) + row[7:]) for row in rows}
 
     _TIER_COLUMN = {1: "headline", 2: "summary"}
 

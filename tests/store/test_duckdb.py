@@ -135,6 +135,8 @@ def test_retrievals_count_before_and_after_the_log_is_folded(tmp_path):
         store.touch([ids[0]], early, None)  # an older retrieval does not move last_retrieved_at back
         logged = _usage(store)
         assert store.sql("SELECT count(*) FROM retrievals") == [(3,)]
+        record = store.get([ids[0]])[ids[0]]
+        assert (record.retrieval_count, record.last_retrieved_at) == (2, late)
     naive_late = late.replace(tzinfo=None)
     assert logged == [(ids[0], 2, naive_late), (ids[1], 6, naive_late)]
     with DuckDBStore(path) as store:  # opening folds the log into usage
