@@ -58,7 +58,8 @@ def create_app(
     register_all(app, app_ctx)
     app.lodviz = app_ctx  # type: ignore[attr-defined]  # for tests and the server
     if warm_model:
-        # Loading the embedding model takes seconds; do it before the first query asks.
+        # Loading the embedding model takes seconds, and a large store's texts
+        # a fraction of one; do both before the first query asks.
         threading.Thread(target=_warm, args=(mem,), name="lodviz-warm-model", daemon=True).start()
     if place_on_start:
         state = mem.store.state()
@@ -69,6 +70,7 @@ def create_app(
 
 def _warm(mem: Memory) -> None:
     try:
+        mem.store.warm()
         mem.embedder.embed(["warm up"])
     except Exception as exc:  # the first query will report it properly
-        log.warning("embedding model not loaded: %s", exc)
+        log.warning("warm-up before the first query failed: %s", exc)

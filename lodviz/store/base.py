@@ -221,6 +221,10 @@ class Store(abc.ABC):
     def unit_vectors(self) -> np.ndarray:
         """Every embedding, unit-normalised, float32, aligned with ``state()``."""
 
+    def warm(self) -> None:
+        """Load what searches read from memory now, ahead of the first search."""
+        self.snapshot()
+
     def snapshot(self) -> tuple[State, np.ndarray]:
         """``state()`` and ``unit_vectors()`` of the same moment: rows that match.
 

@@ -583,6 +583,10 @@ class DuckDBStore(Store):
                     texts[position] = full[int(ids[position])]
         return {memory_id: (text, source) for memory_id, text, source in zip(ids.tolist(), texts, sources)}  # type: ignore[misc]
 
+    def warm(self) -> None:
+        with self._lock:
+            self._short_texts()
+
     def _short_texts(self) -> _ShortTexts:
         cache = self._load()
         if cache.short_texts is None:
