@@ -802,10 +802,10 @@ def _lock_message(path: str, exc: Exception) -> str:
     return f"cannot open {path}: {text.splitlines()[0]}"
 
 
-def _unit(vectors: np.ndarray) -> np.ndarray:
+def _unit(vectors: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     from lodviz.scoring import normalize_rows
 
-    return normalize_rows(vectors)
+    return normalize_rows(vectors, out=out)
 
 
 def _state_of(rows: Sequence[NewMemory], ids: Sequence[int], codes: np.ndarray) -> State:
@@ -867,7 +867,7 @@ def _state_from_arrow(table: pa.Table) -> tuple[State, np.ndarray]:
         block = chunk.flatten().to_numpy().reshape(len(chunk), -1)
         if vectors is None:
             vectors = np.empty((n, block.shape[1]), dtype=np.float32)
-        vectors[start : start + len(chunk)] = _unit(block)
+        _unit(block, out=vectors[start : start + len(chunk)])
         start += len(chunk)
     assert vectors is not None and start == n
     if n > 1 and not bool(np.all(state.ids[1:] > state.ids[:-1])):
