@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks import synth
-from benchmarks.measure import gib, peak_rss_bytes, quiet_duckdb, summary, timed
+from benchmarks.measure import gib, peak_rss_bytes, summary, timed
 
 FIELDS = ("text", "agent_id", "visibility", "kind", "source", "created_at", "metadata")
 
@@ -84,7 +84,6 @@ def measure(count: int, reps: int, seed: int) -> dict[str, Any]:
         base_times: list[float] = []
         for i in range(reps):
             mem = lodviz.open(os.path.join(tmp, f"ingest-{i}.duckdb"))
-            quiet_duckdb(mem.store)
             spans: dict[str, float] = {}
             calls = {"texts": 0, "chars": 0, "sentence texts": 0}
             inside = {"compress": False}

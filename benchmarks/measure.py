@@ -93,16 +93,6 @@ def gib(n: float) -> float:
     return round(n / 2**30, 2)
 
 
-def quiet_duckdb(store: Any) -> None:
-    """No progress bar on the store's connection (it would garble the output)."""
-    con = getattr(store, "_con", None)
-    if con is not None:
-        try:
-            con.execute("SET enable_progress_bar = false")
-        except Exception:  # pragma: no cover - another backend or version
-            pass
-
-
 def machine() -> dict[str, Any]:
     """What the numbers were measured on."""
     info: dict[str, Any] = {

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks import synth
-from benchmarks.measure import Spans, gib, peak_rss_bytes, quiet_duckdb, ratio, rss_bytes, summary, timed
+from benchmarks.measure import Spans, gib, peak_rss_bytes, ratio, rss_bytes, summary, timed
 
 AGENT = "legal-review"
 
@@ -77,7 +77,6 @@ def measure(path: str, n: int, seed: int, reps: int, rescore_reps: int, warmup: 
     # -- first load: open the file, fill the store's cache ----------------------
     rss0 = rss_bytes()
     t_open, mem = timed(lambda: lodviz.open(path, embedder=stub))
-    quiet_duckdb(mem.store)
     t_load, _ = timed(lambda: (mem.store.state(), mem.store.unit_vectors()))
     matrix = mem.store.unit_vectors()
     rss_loaded = rss_bytes()

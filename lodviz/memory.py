@@ -665,6 +665,11 @@ class Memory:
 
     # -- one memory ---------------------------------------------------------------
 
+    def headlines(self, ids: Sequence[int]) -> dict[int, str]:
+        """Each memory's headline, without counting a retrieval (the landscape's labels)."""
+        ids = [int(i) for i in ids]
+        return {i: text for i, (text, _) in self.store.contents(ids, [int(Tier.HEADLINE)] * len(ids)).items()}
+
     def get(self, memory_id: int, *, agent_id: str | None = None) -> MemoryRecord:
         """One memory as stored, without counting a retrieval."""
         memory_id = _as_id(memory_id)

@@ -141,12 +141,11 @@ def terrain(view: View) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     return gx, gy, height, field
 
 
-def hover_texts(mem_records: dict[int, Any], ids: Sequence[int]) -> list[str]:
+def hover_texts(headlines: dict[int, str], ids: Sequence[int]) -> list[str]:
     """Hover labels; memory text is escaped so markup in it is shown, never run."""
     out = []
     for i in ids:
-        record = mem_records.get(int(i))
-        headline = record.headline if record is not None else ""
+        headline = headlines.get(int(i), "")
         if len(headline) > 140:
             headline = headline[:137] + "…"
         out.append(f"#{int(i)} · {html.escape(headline)}")
@@ -212,7 +211,7 @@ def camera_height() -> float:
     return 4 * TERRACE_HEIGHT + 0.9
 
 
-def build_figure(view: View, records: dict[int, Any], *, color_mode: str = "tier", show_terrain: bool = False) -> go.Figure:
+def build_figure(view: View, headlines: dict[int, str], *, color_mode: str = "tier", show_terrain: bool = False) -> go.Figure:
     faint, bright = _split(view)
     state = view.land.state
     fig = go.Figure()
@@ -227,7 +226,7 @@ def build_figure(view: View, records: dict[int, Any], *, color_mode: str = "tier
                 mode="markers",
                 marker=_marker(view, rows, color_mode, opacity),
                 customdata=state.ids[rows].tolist(),  # a plain list: dcc.Graph looks points up in it by index
-                hovertext=hover_texts(records, state.ids[rows]),
+                hovertext=hover_texts(headlines, state.ids[rows]),
                 hovertemplate="%{hovertext}<extra></extra>",
                 name=name,
             )

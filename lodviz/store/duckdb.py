@@ -345,7 +345,9 @@ class DuckDBStore(Store):
             if read_only and not Path(self.path).exists():
                 raise StoreError(f"no store at {self.path}.")
         try:
+            # DuckDB's own progress bar would print over the CLI's output and the app's logs.
             self._con = duckdb.connect(self.path, read_only=read_only)
+            self._con.execute("SET enable_progress_bar = false").fetchall()
         except duckdb.IOException as exc:
             raise StoreError(_lock_message(self.path, exc)) from None
         except duckdb.Error as exc:

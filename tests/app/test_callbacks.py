@@ -124,7 +124,7 @@ def test_demote_and_expand_from_the_app(ctx, app_mem):
 
 def test_memory_markup_is_escaped_in_hover_labels(app_mem):
     memory_id = xss_id(app_mem)
-    (label,) = hover_texts(app_mem.store.get([memory_id]), [memory_id])
+    (label,) = hover_texts(app_mem.headlines([memory_id]), [memory_id])
     assert "<img" not in label and "&lt;img" in label
 
 

@@ -137,8 +137,8 @@ def render(
     if triggered and triggered <= PATCHABLE:
         figure = patch_figure(view, color_mode=color, show_terrain=show_terrain)
     else:
-        records = app_ctx.mem.store.get(view.land.state.ids[view.drawn].tolist())
-        figure = build_figure(view, records, color_mode=color, show_terrain=show_terrain)
+        headlines = app_ctx.mem.headlines(view.land.state.ids[view.drawn].tolist())
+        figure = build_figure(view, headlines, color_mode=color, show_terrain=show_terrain)
     return figure, counts_children(view), scene_note(view), legend_children(view, color)
 
 
