@@ -608,8 +608,9 @@ class DuckDBStore(Store):
     def _load(self) -> _Cache:
         with self._lock:
             if self._cache is None:
-                table = self._con.sql(_STATE_SQL.format(where="")).to_arrow_table()
-                self._cache = _Cache(*_state_from_arrow(table))
+                ids = self._con.sql("SELECT id FROM memories ORDER BY id").to_arrow_table().column("id")
+                batches = self._con.sql(_STATE_SQL.format(where="")).to_arrow_reader(_LOAD_BATCH)
+                self._cache = _Cache(*_state_from_batches(batches, np.asarray(ids.to_numpy(), dtype=np.int64)))
             return self._cache
 
     def state(self) -> State:
@@ -831,18 +832,69 @@ def _state_of(rows: Sequence[NewMemory], ids: Sequence[int], codes: np.ndarray) 
     )
 
 
-def _state_from_arrow(table: pa.Table) -> tuple[State, np.ndarray]:
+#: Rows per Arrow batch on the first load: the embeddings are normalised into
+#: the matrix batch by batch, so the whole list column is never held at once.
+_LOAD_BATCH = 65_536
+
+
+def _state_from_batches(batches: pa.RecordBatchReader, ids: np.ndarray) -> tuple[State, np.ndarray]:
+    """The state and unit matrix, in id order, from a stream of ``_STATE_SQL`` batches.
+
+    ``ids`` are every memory's id, sorted. Batches arrive in any order (the
+    usage join is parallel); each batch's embeddings are normalised straight
+    into their rows of the one matrix, so no full-size copy is ever made.
+    """
+    vectors: np.ndarray | None = None
+    seen = 0
+    columns: list[pa.RecordBatch] = []
+    rows: list[np.ndarray] = []
+    for batch in batches:
+        if not len(batch):
+            continue
+        batch_ids = np.asarray(batch.column("id").to_numpy(), dtype=np.int64)
+        at = np.searchsorted(ids, batch_ids)
+        if np.any(at >= len(ids)) or np.any(ids[np.minimum(at, len(ids) - 1)] != batch_ids):
+            raise StoreError("the store changed while it was being read; reopen it.")
+        block = batch.column("embedding").flatten().to_numpy().reshape(len(batch), -1)
+        if vectors is None:
+            vectors = np.empty((len(ids), block.shape[1]), dtype=np.float32)
+        if at[-1] - at[0] == len(at) - 1 and np.all(np.diff(at) == 1):
+            _unit(block, out=vectors[at[0] : at[-1] + 1])
+        else:
+            vectors[at] = _unit(block)
+        seen += len(batch)
+        # A copy of the small columns: a slice would keep the batch's whole
+        # import alive, embeddings included (1.4 GiB more at the peak at 1M).
+        rest = batch.drop_columns(["embedding"])
+        columns.append(rest.take(pa.array(np.arange(len(rest)))))
+        rows.append(at)
+    if seen != len(ids):
+        raise StoreError("the store changed while it was being read; reopen it.")
+    schema = batches.schema
+    table = pa.Table.from_batches(columns, schema=schema.remove(schema.get_field_index("embedding")))
+    if rows:
+        order = np.argsort(np.concatenate(rows), kind="stable")
+        if np.any(order[1:] < order[:-1]):
+            table = table.take(pa.array(order))
+    state = _state_from_arrow(table)
+    if vectors is None:
+        return state, np.zeros((0, 0), dtype=np.float32)
+    return state, vectors
+
+
+def _state_from_arrow(table: pa.Table) -> State:
+    """The numeric columns of the state, from a ``_STATE_SQL`` table without embeddings."""
+
     def col(name: str, dtype: Any, fill: Any = None) -> np.ndarray:
         column = table.column(name)
         if fill is not None:
             column = column.fill_null(fill)
         return np.array(column.to_numpy(), dtype=dtype)
 
-    n = table.num_rows
     encoded = table.column("agent_id").combine_chunks().dictionary_encode()
     agent_code = np.array(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int32)
     agent_names = [str(name) for name in encoded.dictionary.to_pylist()]
-    state = State(
+    return State(
         ids=col("id", np.int64),
         created_at=col("created_at", np.float64),
         last_retrieved_at=col("last_retrieved_at", np.float64, fill=float("nan")),
@@ -858,24 +910,6 @@ def _state_from_arrow(table: pa.Table) -> tuple[State, np.ndarray]:
         len_headline=col("len_headline", np.int32),
         agent_names=agent_names,
     )
-    if n == 0:
-        return state, np.zeros((0, 0), dtype=np.float32)
-    # Normalise chunk by chunk into one matrix: no full-size temporaries.
-    vectors: np.ndarray | None = None
-    start = 0
-    for chunk in table.column("embedding").chunks:
-        if len(chunk) == 0:
-            continue
-        block = chunk.flatten().to_numpy().reshape(len(chunk), -1)
-        if vectors is None:
-            vectors = np.empty((n, block.shape[1]), dtype=np.float32)
-        _unit(block, out=vectors[start : start + len(chunk)])
-        start += len(chunk)
-    assert vectors is not None and start == n
-    if n > 1 and not bool(np.all(state.ids[1:] > state.ids[:-1])):
-        order = np.argsort(state.ids, kind="stable")
-        state, vectors = state.take(order), vectors[order]
-    return state, vectors
 
 
 def _record(row: tuple) -> MemoryRecord:

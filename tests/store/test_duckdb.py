@@ -6,11 +6,12 @@ from datetime import datetime, timezone
 
 import duckdb
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from lodviz.errors import StoreError
 from lodviz.store.base import AuditEvent, NewMemory
-from lodviz.store.duckdb import MIGRATIONS, DuckDBStore, apply_migrations
+from lodviz.store.duckdb import _STATE_SQL, MIGRATIONS, DuckDBStore, _state_from_batches, apply_migrations
 
 T0 = datetime(2025, 1, 1, tzinfo=timezone.utc)
 
@@ -177,6 +178,20 @@ def test_contents_of_an_unknown_id_is_an_error():
     ids = store.insert([memory(1)], None)
     with pytest.raises(StoreError, match="no memory with id 99"):
         store.contents([ids[0], 99], [1, 1])
+
+
+def test_the_first_load_puts_batches_arriving_in_any_order_in_id_order():
+    # DuckDB streams the state in parallel, so batches can come out of id order.
+    store = DuckDBStore()
+    store.insert([memory(i) for i in range(10)], None)
+    table = store._con.sql(_STATE_SQL.format(where="")).to_arrow_table()
+    table = table.take(pa.array([9, 2, 5, 0, 7, 1, 8, 3, 6, 4]))  # out of order across and within batches
+    ids = np.asarray(table.column("id").to_numpy())
+    batches = table.to_batches(max_chunksize=3)
+    state, vectors = _state_from_batches(pa.RecordBatchReader.from_batches(table.schema, batches), np.sort(ids))
+    assert state.ids.tolist() == sorted(ids.tolist())
+    assert vectors.argmax(axis=1).tolist() == [i % 4 for i in range(10)]  # memory(i) points along axis i % 4
+    assert state.agent_names == ["agent-a"]
 
 
 def test_cache_grows_with_inserts_after_it_was_loaded():
