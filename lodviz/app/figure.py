@@ -313,17 +313,22 @@ def build_figure(view: View, headlines: dict[int, str], *, color_mode: str = "ti
 
 
 def patch_figure(view: View, *, color_mode: str = "tier", show_terrain: bool = False) -> Patch:
-    """What a slider move changes: heights, colours, terrain and the camera's lines."""
+    """What a slider move changes: heights, colours, terrain and the camera's lines.
+
+    Not marker symbols: they show tier floors, which only a write changes, and a
+    write redraws the figure. Heights go as 4 decimals (a ten-thousandth of a
+    terrace is below a pixel): a patch is JSON lists, and full-precision floats
+    were most of its bytes.
+    """
     patch = Patch()
     faint, bright = _split(view)
     for index, rows in ((TRACE["faint"], faint), (TRACE["memories"], bright)):
-        patch["data"][index]["z"] = view.z(rows)
+        patch["data"][index]["z"] = np.round(view.z(rows), 4)
         c = colours(view, color_mode, rows)
         patch["data"][index]["marker"]["color"] = c["color"]
         patch["data"][index]["marker"]["colorscale"] = c["colorscale"]
         patch["data"][index]["marker"]["cmin"] = c["cmin"]
         patch["data"][index]["marker"]["cmax"] = c["cmax"]
-        patch["data"][index]["marker"]["symbol"] = np.where(view.land.state.floor[rows] > 0, "diamond", "circle")
     patch["data"][TRACE["terrain"]]["visible"] = bool(show_terrain)
     if show_terrain:
         gx, gy, height, field = terrain(view)

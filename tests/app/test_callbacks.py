@@ -9,7 +9,7 @@ from dash import Patch
 
 from lodviz.app import create_app
 from lodviz.app.callbacks import audit, scoring, selection, status, tuning
-from lodviz.app.figure import TRACE, hover_texts
+from lodviz.app.figure import TRACE, hover_texts, patch_figure
 from lodviz.app.layout import ALL_AGENTS, Controls
 from lodviz.app.view import ViewRequest, compute_view
 from lodviz.params import PRESETS, Params
@@ -178,6 +178,24 @@ def test_poll_notices_a_write_from_elsewhere(ctx, app_mem):
     assert version == 4
     ctx.layout_job.wait(60)
     assert not (app_mem.store.state().x != app_mem.store.state().x).any()
+
+
+def test_poll_notices_a_floor_changed_from_elsewhere(ctx, app_mem):
+    seen, _, _ = status.poll(ctx, None, 0)  # the first poll also starts placing memories on the map
+    ctx.layout_job.wait(60)
+    seen, _, _ = status.poll(ctx, seen, 0)
+    seen, version, _ = status.poll(ctx, seen, 3)
+    assert version is None  # nothing changed since
+    memory_id = int(app_mem.store.state().ids[0])
+    app_mem.promote(memory_id, reason="an agent promoted it over MCP", actor="exec-digest")
+    _, version, _ = status.poll(ctx, seen, 3)
+    assert version == 4
+
+
+def test_a_slider_patch_leaves_marker_symbols_alone(app_mem):
+    view = compute_view(app_mem, ViewRequest(params=Params(), query=QUERY["query"]))
+    operations = patch_figure(view).to_plotly_json()["operations"]
+    assert operations and not any("symbol" in op["location"] for op in operations)
 
 
 def test_past_the_draw_limit_candidates_are_drawn_and_the_rest_sampled(app_mem):

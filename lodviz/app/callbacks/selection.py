@@ -12,6 +12,7 @@ from typing import Any
 from dash import Dash, Input, Output, State, ctx as dash_ctx, html, no_update
 
 from lodviz.app.callbacks.scoring import VIEW_CONTROLS, params_from_controls, view_request
+from lodviz.app.callbacks.status import floors_mark
 from lodviz.app.context import APP_ACTOR, AppContext
 from lodviz.app.figure import TIER_COLOURS
 from lodviz.app.layout import tier_badge
@@ -165,16 +166,18 @@ def register(app: Dash, app_ctx: AppContext) -> None:
         Output("action-status", "children"),
         Output("data-version", "data", allow_duplicate=True),
         Output("reason", "value"),
+        Output("seen", "data", allow_duplicate=True),
         Input("promote", "n_clicks"),
         Input("demote", "n_clicks"),
         Input("expand", "n_clicks"),
         State("selected-id", "data"),
         State("reason", "value"),
         State("data-version", "data"),
+        State("seen", "data"),
         *[State(component, prop) for component, prop in VIEW_CONTROLS],
         prevent_initial_call=True,
     )
-    def _act(_p, _d, _e, memory_id, reason, version, applied, agent, alpha, lam_log, thresholds, k_log, now_date):
+    def _act(_p, _d, _e, memory_id, reason, version, seen, applied, agent, alpha, lam_log, thresholds, k_log, now_date):
         current = None
         if dash_ctx.triggered_id == "promote" and memory_id is not None:
             try:
@@ -185,7 +188,8 @@ def register(app: Dash, app_ctx: AppContext) -> None:
             except LodvizError:
                 current = None
         message = act(app_ctx, dash_ctx.triggered_id, memory_id, reason, current)
-        return message, (version or 0) + 1, ""
+        # This redraw shows the new floor, so the poll need not redraw for it again.
+        return message, (version or 0) + 1, "", {**(seen or {}), "floors": floors_mark(app_ctx)}
 
     @app.callback(Output("action-status", "children", allow_duplicate=True), Input("selected-id", "data"), prevent_initial_call=True)
     def _clear(_memory_id):

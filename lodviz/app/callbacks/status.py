@@ -2,10 +2,14 @@
 
 An agent writing through the MCP endpoint of the same process adds memories
 the scene has not seen; the poll notices the new count, starts placing them on
-the map, and bumps the data version so the scene redraws.
+the map, and bumps the data version so the scene redraws. It does the same
+when a tier floor changed (an agent's ``memory_promote``): slider moves patch
+heights and colours but not the markers that show floors.
 """
 
 from __future__ import annotations
+
+import hashlib
 
 from dash import Dash, Input, Output, State, ctx as dash_ctx, no_update
 
@@ -26,6 +30,11 @@ def status_text(app_ctx: AppContext) -> str:
     return f"Map: {method.upper()} of {int(meta.get('layout_count', 0)):,} memories."
 
 
+def floors_mark(app_ctx: AppContext) -> str:
+    """A short fingerprint of every memory's tier floor (about 1 ms at 1M memories)."""
+    return hashlib.blake2b(app_ctx.mem.store.state().floor.tobytes(), digest_size=8).hexdigest()
+
+
 def poll(app_ctx: AppContext, seen: dict | None, version: int | None) -> tuple[dict, int | None, str]:
     """(new seen marker, new data version or None for unchanged, status line)."""
     seen = dict(seen or {})
@@ -38,7 +47,10 @@ def poll(app_ctx: AppContext, seen: dict | None, version: int | None) -> tuple[d
         app_ctx.layout_job.start("place")
     if finished is not None and finished != seen.get("layout"):
         changed = True
-    seen.update(count=count, layout=finished)
+    floors = floors_mark(app_ctx)
+    if seen.get("floors") not in (None, floors):
+        changed = True
+    seen.update(count=count, layout=finished, floors=floors)
     return seen, ((version or 0) + 1 if changed else None), status_text(app_ctx)
 
 
