@@ -55,10 +55,14 @@ def normalize_rows(matrix: np.ndarray, out: np.ndarray | None = None) -> np.ndar
     """
     matrix = np.asarray(matrix, dtype=np.float32)
     norms = np.sqrt(np.einsum("...i,...i->...", matrix, matrix))[..., None]
-    norms[norms == 0] = 1.0  # 0 / 1 keeps a zero row zero
+    bad = ~(norms > 0)  # zero, NaN: such a row becomes zero, never NaN in a dot product
+    norms[bad] = 1.0
     if out is None:
         out = np.empty_like(matrix)
-    return np.divide(matrix, norms, out=out)
+    np.divide(matrix, norms, out=out)
+    if bad.any():
+        out[np.broadcast_to(bad, out.shape)] = 0.0
+    return out
 
 
 def similarity(query: np.ndarray, unit_matrix: np.ndarray) -> np.ndarray:

@@ -137,6 +137,9 @@ def build(out: Path, *, start: int = 0, stop: int | None = None, layout: bool = 
 def migrate(out: Path) -> None:
     """Bring an already built store to the current schema without re-embedding it."""
     work = out.with_suffix(".migrating.duckdb")
+    for path in (work, Path(f"{work}.wal")):  # leftovers of a crashed run
+        if path.exists():
+            path.unlink()
     work.write_bytes(out.read_bytes())
     lodviz.open(work, actor="sample-build").close()  # opening applies the migrations
     compact(work, out)

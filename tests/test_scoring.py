@@ -80,6 +80,11 @@ def test_similarity_is_cosine_clamped_at_zero():
     assert s == pytest.approx([1.0, 0.0, 0.0, math.sqrt(0.5)], abs=1e-6)
 
 
+def test_normalize_rows_gives_unit_rows_and_zero_for_empty_or_broken_ones():
+    rows = scoring.normalize_rows(np.array([[3, 4], [0, 0], [np.nan, 1]], dtype=np.float32))
+    assert rows.tolist() == [[0.6000000238418579, 0.800000011920929], [0.0, 0.0], [0.0, 0.0]]
+
+
 thresholds = st.lists(st.floats(min_value=0.0, max_value=1.0, allow_nan=False), min_size=3, max_size=3, unique=True).map(
     lambda xs: sorted(xs, reverse=True)
 )

@@ -133,18 +133,60 @@ def test_retrievals_count_before_and_after_the_log_is_folded(tmp_path):
     with DuckDBStore(path) as store:
         ids = store.insert([memory(1), memory(2, retrieval_count=5, last_retrieved_at=early)], None)
         store.touch(ids, late, None)
-        store.touch([ids[0]], early, None)  # an older retrieval does not move last_retrieved_at back
+        assert store.sql("SELECT count(*) FROM retrievals") == [(2,)]
         logged = _usage(store)
-        assert store.sql("SELECT count(*) FROM retrievals") == [(3,)]
-        record = store.get([ids[0]])[ids[0]]
-        assert (record.retrieval_count, record.last_retrieved_at) == (2, late)
+        record = store.get([ids[1]])[ids[1]]
+        assert (record.retrieval_count, record.last_retrieved_at) == (6, late)
     naive_late = late.replace(tzinfo=None)
-    assert logged == [(ids[0], 2, naive_late), (ids[1], 6, naive_late)]
+    assert logged == [(ids[0], 1, naive_late), (ids[1], 6, naive_late)]
     with DuckDBStore(path) as store:  # opening folds the log into usage
         assert store.sql("SELECT count(*) FROM retrievals") == [(0,)]
         assert _usage(store) == logged
-        assert store.get(ids)[ids[1]].retrieval_count == 6
-        assert store.state().retrieval_count.tolist() == [2, 6]
+        assert store.state().retrieval_count.tolist() == [1, 6]
+
+
+def test_a_retrieval_sets_last_retrieved_at_to_its_now_even_if_earlier(tmp_path):
+    # SPEC: last_retrieved_at becomes the search's now; the file and the
+    # in-process copy agree, before and after the log is folded.
+    path = tmp_path / "m.duckdb"
+    early, late = datetime(2025, 3, 1, tzinfo=timezone.utc), datetime(2025, 4, 1, tzinfo=timezone.utc)
+    with DuckDBStore(path) as store:
+        (memory_id,) = store.insert([memory(1)], None)
+        store.state()
+        store.touch([memory_id], late, None)
+        store.touch([memory_id], early, None)
+        assert store.get([memory_id])[memory_id].last_retrieved_at == early
+        assert store.state().last_retrieved_at.tolist() == [early.timestamp()]
+    with DuckDBStore(path) as store:
+        assert store.get([memory_id])[memory_id].last_retrieved_at == early
+        assert store.state().last_retrieved_at.tolist() == [early.timestamp()]
+        assert store.state().retrieval_count.tolist() == [2]
+
+
+def test_a_memory_listed_twice_in_one_touch_counts_twice_everywhere():
+    store = DuckDBStore()
+    (memory_id,) = store.insert([memory(1)], None)
+    store.state()
+    store.touch([memory_id, memory_id], T0, None)
+    assert store.state().retrieval_count.tolist() == [2]
+    assert store.get([memory_id])[memory_id].retrieval_count == 2
+
+
+def test_a_retrieval_log_without_order_is_kept_by_the_migration_that_adds_it(tmp_path):
+    path = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(path))
+    apply_migrations(con, upto="005_retrieval_log")
+    con.execute(
+        "INSERT INTO memories (id, text, summary, headline, embedding, embedding_model, content_hash, "
+        "created_at, agent_id, visibility, kind) VALUES "
+        "(1, 'used', 'u', 'u', [1.0, 0.0], 'm', 'h1', TIMESTAMP '2024-05-01', 'a', 'private', 'note')"
+    )
+    con.execute("INSERT INTO usage VALUES (1, 3, TIMESTAMP '2024-06-01')")
+    con.execute("INSERT INTO retrievals VALUES (1, TIMESTAMP '2024-07-01'), (1, TIMESTAMP '2024-08-01')")
+    con.close()
+    with DuckDBStore(path) as store:
+        record = store.get([1])[1]
+        assert (record.retrieval_count, record.last_retrieved_at) == (5, datetime(2024, 8, 1, tzinfo=timezone.utc))
 
 
 def test_a_long_retrieval_log_is_folded_without_reopening():
@@ -160,9 +202,11 @@ def test_a_long_retrieval_log_is_folded_without_reopening():
 
 def test_contents_give_each_tier_its_text_across_inserts_after_the_first_read():
     store = DuckDBStore()
-    ids = store.insert([memory(i, source=f"src-{i}") for i in range(3)], None)
+    ids = store.insert([memory(i, source=f"src-{i}") for i in range(30)], None)
     assert store.contents([ids[2]], [1]) == {ids[2]: ("headline 2", "src-2")}  # texts now held in memory
-    for i in range(3, 25):  # more single inserts than the held chunks are allowed before a merge
+    # Single inserts past the number of held chunks: the first merge joins the
+    # small ones only, the second, when they outgrow the first chunk, all.
+    for i in range(30, 75):
         ids += store.insert([memory(i, source=f"src-{i}")], None)
     tiers = [1 + i % 3 for i in range(len(ids))]
     got = store.contents(ids[::-1], tiers[::-1])
