@@ -70,16 +70,26 @@ def test_a_failing_batch_writes_nothing(tmp_path):
         assert len(store.state()) == 1  # the cache did not take the failed rows either
 
 
-def test_an_old_file_is_migrated_on_open_and_keeps_its_data(tmp_path):
+def old_store(tmp_path, upto: str, *statements: str):
+    """A store file left at migration ``upto`` by an older lodviz, with ``statements`` run on it."""
     path = tmp_path / "old.duckdb"
     con = duckdb.connect(str(path))
-    apply_migrations(con, upto="001_initial")
-    con.execute(
-        "INSERT INTO memories (id, text, summary, headline, embedding, embedding_model, content_hash, "
-        "created_at, agent_id, visibility, kind) VALUES (1, 'old', 'o', 'o', [1.0, 0.0], 'm', 'h', "
-        "TIMESTAMP '2024-05-01 00:00:00', 'a', 'private', 'note')"
-    )
+    apply_migrations(con, upto=upto)
+    for statement in statements:
+        con.execute(statement)
     con.close()
+    return path
+
+
+OLD_MEMORY = (
+    "INSERT INTO memories (id, text, summary, headline, embedding, embedding_model, content_hash, "
+    "created_at, agent_id, visibility, kind) VALUES (1, 'old', 'o', 'o', [1.0, 0.0], 'm', 'h', "
+    "TIMESTAMP '2024-05-01 00:00:00', 'a', 'private', 'note')"
+)
+
+
+def test_an_old_file_is_migrated_on_open_and_keeps_its_data(tmp_path):
+    path = old_store(tmp_path, "001_initial", OLD_MEMORY)
     with DuckDBStore(path) as store:
         applied = [r[0] for r in store.sql("SELECT name FROM _migrations ORDER BY name")]
         assert applied == [name for name, _ in MIGRATIONS]
@@ -90,16 +100,14 @@ def test_an_old_file_is_migrated_on_open_and_keeps_its_data(tmp_path):
 
 
 def test_usage_history_moves_to_its_own_table_on_migration(tmp_path):
-    path = tmp_path / "old.duckdb"
-    con = duckdb.connect(str(path))
-    apply_migrations(con, upto="003_layout")
-    con.execute(
+    path = old_store(
+        tmp_path,
+        "003_layout",
         "INSERT INTO memories (id, text, summary, headline, embedding, embedding_model, content_hash, "
         "created_at, last_retrieved_at, retrieval_count, agent_id, visibility, kind) VALUES "
         "(1, 'used', 'u', 'u', [1.0, 0.0], 'm', 'h1', TIMESTAMP '2024-05-01', TIMESTAMP '2024-06-01', 7, 'a', 'private', 'note'), "
-        "(2, 'unused', 'u', 'u', [0.0, 1.0], 'm', 'h2', TIMESTAMP '2024-05-01', NULL, 0, 'a', 'private', 'note')"
+        "(2, 'unused', 'u', 'u', [0.0, 1.0], 'm', 'h2', TIMESTAMP '2024-05-01', NULL, 0, 'a', 'private', 'note')",
     )
-    con.close()
     with DuckDBStore(path) as store:
         records = store.get([1, 2])
         assert records[1].retrieval_count == 7 and records[1].last_retrieved_at.year == 2024
@@ -173,17 +181,13 @@ def test_a_memory_listed_twice_in_one_touch_counts_twice_everywhere():
 
 
 def test_a_retrieval_log_without_order_is_kept_by_the_migration_that_adds_it(tmp_path):
-    path = tmp_path / "old.duckdb"
-    con = duckdb.connect(str(path))
-    apply_migrations(con, upto="005_retrieval_log")
-    con.execute(
-        "INSERT INTO memories (id, text, summary, headline, embedding, embedding_model, content_hash, "
-        "created_at, agent_id, visibility, kind) VALUES "
-        "(1, 'used', 'u', 'u', [1.0, 0.0], 'm', 'h1', TIMESTAMP '2024-05-01', 'a', 'private', 'note')"
+    path = old_store(
+        tmp_path,
+        "005_retrieval_log",
+        OLD_MEMORY,
+        "INSERT INTO usage VALUES (1, 3, TIMESTAMP '2024-06-01')",
+        "INSERT INTO retrievals VALUES (1, TIMESTAMP '2024-07-01'), (1, TIMESTAMP '2024-08-01')",
     )
-    con.execute("INSERT INTO usage VALUES (1, 3, TIMESTAMP '2024-06-01')")
-    con.execute("INSERT INTO retrievals VALUES (1, TIMESTAMP '2024-07-01'), (1, TIMESTAMP '2024-08-01')")
-    con.close()
     with DuckDBStore(path) as store:
         record = store.get([1])[1]
         assert (record.retrieval_count, record.last_retrieved_at) == (5, datetime(2024, 8, 1, tzinfo=timezone.utc))
