@@ -31,17 +31,15 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import multiprocessing
 import os
 import shlex
 import shutil
 import sys
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlencode
 
 import numpy as np
@@ -52,7 +50,7 @@ if str(REPO) not in sys.path:
     sys.path.append(str(REPO))
 
 from benchmarks import synth  # noqa: E402
-from benchmarks.measure import gib, machine, peak_rss_bytes, summary  # noqa: E402
+from benchmarks.measure import gib, in_fresh_process, log, machine, peak_rss_bytes, summary, write_results  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
 SAMPLE_STORE = REPO / "sample_data" / "lodviz-sample.duckdb"
@@ -68,15 +66,8 @@ FIRST_PAINT_TARGET_S = 5.0  # first paint of the sample store
 MOVE_ABSOLUTE_TARGET_S = 1.0  # a slider move at 1M in headless Chromium
 
 
-def log(message: str) -> None:
-    print(f"[{datetime.now().strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-def in_fresh_process(fn: Callable[..., Any], *args: Any) -> Any:
-    """``fn(*args)`` in a new interpreter: each store starts cold, its memory is its own."""
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-        return pool.submit(fn, *args).result()
 
 
 # -- stores -------------------------------------------------------------------------
@@ -269,19 +260,28 @@ FIRST_PAINT_JS = """() => ({
 })"""
 
 
-def first_paint(browser: Any, url: str, timeout_s: float) -> dict[str, Any]:
-    """One cold page load (a new browser context) to the first repaint with counts shown."""
+FIRST_PAINTED = "() => window.__bench && window.__bench.firstPaint !== null"
+
+
+def bench_page(browser: Any) -> tuple[Any, Any, list[str]]:
+    """A fresh browser context and page with the timing hooks installed, and its page errors."""
     from benchmarks.app_browser import VIEWPORT, init_script
 
     context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.add_init_script(init_script())
+    return context, page, errors
+
+
+def first_paint(browser: Any, url: str, timeout_s: float) -> dict[str, Any]:
+    """One cold page load (a new browser context) to the first repaint with counts shown."""
+    context, page, errors = bench_page(browser)
     try:
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.add_init_script(init_script())
         start = time.perf_counter()
         page.goto(url, timeout=timeout_s * 1000)
-        page.wait_for_function("() => window.__bench && window.__bench.firstPaint !== null", timeout=timeout_s * 1000, polling=100)
+        page.wait_for_function(FIRST_PAINTED, timeout=timeout_s * 1000, polling=100)
         wall = time.perf_counter() - start
         got = page.evaluate(FIRST_PAINT_JS)
         return {
@@ -306,16 +306,10 @@ WITHIN = """([name, ms]) => {
 
 def moves(browser: Any, url: str, pairs: int, warmup: int, slider: str, timeout_s: float, budget_s: float) -> dict[str, Any]:
     """Slider moves and camera moves, alternating in one page, each timed to the repaint."""
-    from benchmarks.app_browser import VIEWPORT, init_script
-
-    context = browser.new_context(viewport=VIEWPORT)
+    context, page, errors = bench_page(browser)
     try:
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.add_init_script(init_script())
         page.goto(url, timeout=timeout_s * 1000)
-        page.wait_for_function("() => window.__bench && window.__bench.firstPaint !== null", timeout=timeout_s * 1000, polling=100)
+        page.wait_for_function(FIRST_PAINTED, timeout=timeout_s * 1000, polling=100)
         page.wait_for_timeout(500)
         thumb = f"#{slider} [role=slider]"
         page.focus(thumb)
@@ -381,7 +375,7 @@ def cold_first_paint(app: Any, timeout_s: float) -> dict[str, Any]:
     """One first paint on a server that has just started (a fresh browser, too)."""
     from playwright.sync_api import sync_playwright
 
-    from benchmarks.app_browser import CHROMIUM, CHROMIUM_ARGS, serving
+    from tests.app.browser import CHROMIUM, CHROMIUM_ARGS, serving
 
     with serving(app) as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -394,7 +388,7 @@ def cold_first_paint(app: Any, timeout_s: float) -> dict[str, Any]:
 def browser_part(app: Any, cfg: dict[str, Any], drawn: dict[str, int]) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
-    from benchmarks.app_browser import CHROMIUM, CHROMIUM_ARGS, serving
+    from tests.app.browser import CHROMIUM, CHROMIUM_ARGS, serving
 
     out: dict[str, Any] = {}
     with serving(app) as url, sync_playwright() as p:
@@ -716,15 +710,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_sample:
         log(f"sample store (a copy of {SAMPLE_STORE.relative_to(REPO)}, real model)")
         result["sample"] = in_fresh_process(measure_sample, cfg)
-    result["load_average_at_end"] = list(os.getloadavg())
     result["targets"] = targets(result)
-    result["duration_seconds"] = time.perf_counter() - started
-    results_dir = Path(args.results_dir)
-    results_dir.mkdir(parents=True, exist_ok=True)
-    out = results_dir / f"{args.name}.json"
-    out.write_text(json.dumps(result, indent=1) + "\n")
-    print(report(result))
-    print(f"\nwritten {out} ({result['duration_seconds'] / 60:.1f} min)")
+    write_results(result, started, args.results_dir, args.name, report)
     return 0
 
 
@@ -755,7 +742,7 @@ def targets_text(t: dict[str, Any]) -> str:
 def CHROMIUM_VERSION() -> str | None:  # noqa: N802
     import subprocess
 
-    from benchmarks.app_browser import CHROMIUM
+    from tests.app.browser import CHROMIUM
 
     try:
         return subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True, timeout=20).stdout.strip()

@@ -20,44 +20,12 @@ figure whose memory traces hold points, with the tier counts shown.
 
 from __future__ import annotations
 
-import threading
-from contextlib import contextmanager
-from typing import Any, Iterator
+# Chromium, its flags and the in-process server come from the tests' harness,
+# ``tests/app/browser.py``: one set for tests, benchmarks and scripts.
 
-from werkzeug.serving import WSGIRequestHandler, make_server
-
-CHROMIUM = "/usr/bin/chromium"
-# As in tests/app/browser.py: software WebGL, as a CI runner or a server has it.
-CHROMIUM_ARGS = [
-    "--use-gl=swiftshader",
-    "--enable-unsafe-swiftshader",
-    "--no-sandbox",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 VIEWPORT = {"width": 1500, "height": 920}
 #: The scene's scatter traces (``lodviz.app.figure.TRACE``): faint, then bright.
 MEMORY_TRACES = ("not a candidate", "memories")
-
-
-class _QuietHandler(WSGIRequestHandler):
-    def log_request(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-
-@contextmanager
-def serving(app: Any) -> Iterator[str]:
-    """The Dash app's Flask server on a free port, in a thread of this process."""
-    server = make_server("127.0.0.1", 0, app.server, threaded=True, request_handler=_QuietHandler)
-    thread = threading.Thread(target=server.serve_forever, name="app-bench-server", daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/"
-    finally:
-        server.shutdown()
-        thread.join(10)
 
 
 # Installed before any page script runs (``add_init_script``). It hooks the

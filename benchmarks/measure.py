@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import functools
+import json
+import multiprocessing
 import os
 import platform
 import resource
+import sys
 import time
 from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
 
@@ -134,3 +139,26 @@ def machine() -> dict[str, Any]:
     except Exception:
         pass
     return info
+
+
+def log(message: str) -> None:
+    print(f"[{datetime.now().strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def in_fresh_process(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` in a new interpreter: each store starts cold, its peak memory is its own."""
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+        return pool.submit(fn, *args).result()
+
+
+def write_results(result: dict[str, Any], started: float, results_dir: str, name: str, report: Callable[[dict[str, Any]], str]) -> None:
+    """Finish ``result`` (end load, duration), write ``<results_dir>/<name>.json`` and print its report."""
+    result["load_average_at_end"] = list(os.getloadavg())
+    result["duration_seconds"] = time.perf_counter() - started
+    directory = Path(results_dir)
+    directory.mkdir(parents=True, exist_ok=True)
+    out = directory / f"{name}.json"
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    print(report(result))
+    print(f"\nwritten {out} ({result['duration_seconds'] / 60:.1f} min)")

@@ -23,18 +23,15 @@ Each size and the ingest run in a fresh process. Results go to
 from __future__ import annotations
 
 import argparse
-import json
-import multiprocessing
 import os
 import shlex
 import shutil
 import sys
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
@@ -42,7 +39,7 @@ if str(REPO) not in sys.path:
     sys.path.append(str(REPO))
 
 from benchmarks import ingest_bench, store_bench  # noqa: E402
-from benchmarks.measure import gib, machine  # noqa: E402
+from benchmarks.measure import gib, in_fresh_process, log, machine, write_results  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
 SEARCH_TARGET_RATIO = 2.0  # search at 1M within 2x the numpy baseline
@@ -50,15 +47,8 @@ RESCORE_TARGET_MS = 50.0  # rescoring 1M memories in under 50 ms
 TARGET_SIZE = 1_000_000
 
 
-def in_fresh_process(fn: Callable[..., Any], *args: Any) -> Any:
-    """``fn(*args)`` in a new interpreter, so each size starts cold and its peak memory is its own."""
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-        return pool.submit(fn, *args).result()
 
 
-def log(message: str) -> None:
-    print(f"[{datetime.now().strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -151,15 +141,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if not args.keep and not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)
-    result["load_average_at_end"] = list(os.getloadavg())
     result["targets"] = targets(result)
-    result["duration_seconds"] = time.perf_counter() - started
-    results_dir = Path(args.results_dir)
-    results_dir.mkdir(parents=True, exist_ok=True)
-    out = results_dir / f"{args.name}.json"
-    out.write_text(json.dumps(result, indent=1) + "\n")
-    print(report(result))
-    print(f"\nwritten {out} ({result['duration_seconds'] / 60:.1f} min)")
+    write_results(result, started, args.results_dir, args.name, report)
     return 0
 
 

@@ -11,26 +11,19 @@ from __future__ import annotations
 import shutil
 import sys
 import tempfile
-import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import sync_playwright  # noqa: E402
-from werkzeug.serving import WSGIRequestHandler, make_server  # noqa: E402
 
 import lodviz  # noqa: E402
-from benchmarks.app_browser import CHROMIUM, CHROMIUM_ARGS as ARGS  # noqa: E402  (one set of flags for tools)
+from tests.app.browser import CHROMIUM, CHROMIUM_ARGS as ARGS, serving  # noqa: E402  (the one browser harness)
 from lodviz.app import create_app  # noqa: E402
 
 OUT = ROOT / "docs" / "screenshots"
 QUERY = "limitation of liability cap in CRO master services agreements"
-
-
-class _Quiet(WSGIRequestHandler):
-    def log_request(self, *args, **kwargs) -> None:
-        pass
 
 
 def main() -> None:
@@ -43,11 +36,8 @@ def main() -> None:
         # A pinned precedent near the query, to show "why this tier" with a floor.
         pinned = [hit for hit in mem.search(QUERY, agent_id="legal-review", touch=False).items if hit.floor == lodviz.Tier.FULL]
         app = create_app(mem, place_on_start=False, warm_model=False)
-        server = make_server("127.0.0.1", 0, app.server, threaded=True, request_handler=_Quiet)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        url = f"http://127.0.0.1:{server.server_port}/"
         try:
-            with sync_playwright() as p:
+            with serving(app) as url, sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
                 page = browser.new_page(viewport={"width": 1600, "height": 950}, device_scale_factor=1)
 
@@ -68,7 +58,6 @@ def main() -> None:
                 )
                 browser.close()
         finally:
-            server.shutdown()
             mem.close()
 
 
