@@ -29,16 +29,17 @@ def tokens_for_length(chars: np.ndarray) -> np.ndarray:
     return ITEM_OVERHEAD + (np.asarray(chars, dtype=np.int64) + 3) // 4
 
 
-def tier_costs(full: list[str], summary: list[str], headline: list[str]) -> np.ndarray:
-    """(N, 4) token cost of each item at each tier, indexed by ``Tier``; OUT costs 0."""
-    costs = np.zeros((len(full), 4), dtype=np.int64)
-    costs[:, Tier.HEADLINE] = [estimate_tokens(t) for t in headline]
-    costs[:, Tier.SUMMARY] = [estimate_tokens(t) for t in summary]
-    costs[:, Tier.FULL] = [estimate_tokens(t) for t in full]
+def tier_costs(len_text: np.ndarray, len_summary: np.ndarray, len_headline: np.ndarray) -> np.ndarray:
+    """(N, 4) token cost of each item at each tier, from its stored text lengths, indexed by ``Tier``; OUT costs 0."""
+    costs = np.zeros((len(len_text), 4), dtype=np.int64)
+    costs[:, Tier.HEADLINE] = tokens_for_length(len_headline)
+    costs[:, Tier.SUMMARY] = tokens_for_length(len_summary)
+    costs[:, Tier.FULL] = tokens_for_length(len_text)
     return costs
 
 
 def total_tokens(tier: np.ndarray, costs: np.ndarray) -> int:
+    """What items cost at ``tier`` (one tier per row of ``costs``)."""
     tier = np.asarray(tier, dtype=np.int64)
     return int(costs[np.arange(len(tier)), tier].sum()) if len(tier) else 0
 

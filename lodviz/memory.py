@@ -41,6 +41,7 @@ from lodviz.store.base import (
     NewMemory,
     State,
     Store,
+    from_seconds,
     iso,
 )
 
@@ -623,10 +624,7 @@ class Memory:
         tier = scored.tier[keep].astype(np.int64)
         if budget_tokens is not None and len(keep):
             # Costs from the stored lengths: the budget needs no text read.
-            costs = np.zeros((len(keep), 4), dtype=np.int64)
-            costs[:, Tier.HEADLINE] = budgeting.tokens_for_length(sub.len_headline[keep])
-            costs[:, Tier.SUMMARY] = budgeting.tokens_for_length(sub.len_summary[keep])
-            costs[:, Tier.FULL] = budgeting.tokens_for_length(sub.len_text[keep])
+            costs = budgeting.tier_costs(sub.len_text[keep], sub.len_summary[keep], sub.len_headline[keep])
             tier = budgeting.fit_budget(tier, scored.score[keep], costs, budget_tokens).astype(np.int64)
         shown = tier > Tier.OUT
         contents = self.store.contents(ids[shown].tolist(), tier[shown].tolist())
@@ -943,10 +941,6 @@ __all__ = ["Memory", "Result", "Hit", "Landscape", "IngestReport", "PRESETS"]
 _TIERS = tuple(Tier)
 
 
-def _seconds_to_datetimes(seconds: np.ndarray) -> list[datetime | None]:
-    return [None if x != x else datetime.fromtimestamp(x, tz=timezone.utc) for x in seconds.tolist()]
-
-
 def _hits(
     sub: State,
     rows: np.ndarray,
@@ -969,8 +963,8 @@ def _hits(
         scored.score[rows].tolist(),
         scored.penalty[rows].tolist(),
         sub.retrieval_count[rows].tolist(),
-        _seconds_to_datetimes(sub.last_retrieved_at[rows]),
-        _seconds_to_datetimes(sub.created_at[rows]),
+        [from_seconds(x) for x in sub.last_retrieved_at[rows].tolist()],
+        [from_seconds(x) for x in sub.created_at[rows].tolist()],
         sub.agent_code[rows].tolist(),
         sub.shared[rows].tolist(),
         sub.kind[rows].tolist(),

@@ -31,11 +31,9 @@ def tier_shape(mem: Memory, query: str, profile_of: str | None) -> dict[str, Any
     rows = np.flatnonzero(view.candidate)
     tiers = view.scored.tier[rows]
     counts = {t.name: int((tiers == t).sum()) for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE, Tier.OUT)}
-    shown = rows[tiers > Tier.OUT]
-    records = mem.store.get(view.state.ids[shown].tolist())
-    tokens = sum(
-        budgeting.estimate_tokens(records[int(i)].text_at(int(t)))
-        for i, t in zip(view.state.ids[shown], view.scored.tier[shown])
+    state = view.state
+    tokens = budgeting.total_tokens(
+        tiers, budgeting.tier_costs(state.len_text[rows], state.len_summary[rows], state.len_headline[rows])
     )
     return {
         "profile": profile_of or "(defaults)",

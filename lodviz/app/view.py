@@ -131,12 +131,8 @@ def compute_view(mem: Memory, request: ViewRequest, draw_limit: int = DEFAULT_DR
 
 def result_tokens(state, rows: np.ndarray, tiers: np.ndarray) -> int:
     """Token cost of ``rows`` returned at ``tiers`` (OUT costs nothing), from stored lengths."""
-    lengths = np.choose(
-        np.clip(tiers.astype(np.int64), 0, 3),
-        [np.zeros(len(rows), dtype=np.int64), state.len_headline[rows], state.len_summary[rows], state.len_text[rows]],
-    )
-    costs = budgeting.tokens_for_length(lengths)
-    return int(costs[tiers > Tier.OUT].sum())
+    costs = budgeting.tier_costs(state.len_text[rows], state.len_summary[rows], state.len_headline[rows])
+    return budgeting.total_tokens(tiers, costs)
 
 
 def query_lines(view: View) -> np.ndarray:

@@ -318,8 +318,8 @@ def to_seconds(value: datetime) -> float:
     return utc(value).timestamp()
 
 
-def from_seconds(value: float) -> datetime | None:
-    if value is None or np.isnan(value):
+def from_seconds(value: float | None) -> datetime | None:
+    if value is None or value != value:  # NaN: never; cheaper than np.isnan per item
         return None
     return datetime.fromtimestamp(float(value), tz=timezone.utc)
 

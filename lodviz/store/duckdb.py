@@ -258,7 +258,6 @@ _STATE_SQL = """
 # No ORDER BY: sorting a million rows with their embeddings costs seconds and
 # gigabytes; ``_state_from_batches`` puts each batch's rows in id order itself.
 
-# ``get`` splices (last_retrieved_at, retrieval_count) in after created_at.
 _RECORD_COLUMNS = (
     "m.id, m.text, m.summary, m.headline, m.embedding_model, m.content_hash, m.created_at, "
     "m.floor, m.agent_id, m.visibility, m.kind, m.source, m.metadata, m.layout_x, m.layout_y"
@@ -272,23 +271,23 @@ class _Cache:
         self.n = len(state)
         self._state = state
         self._vectors = vectors
-        self.agent_names = list(state.agent_names)
         self.short_texts: _ShortTexts | None = None  # loaded by the first search
 
     def code_agents(self, names: Sequence[str]) -> np.ndarray:
         """Integer codes for agent names, adding new names to the list."""
-        index = {name: i for i, name in enumerate(self.agent_names)}
+        known = self._state.agent_names
+        index = {name: i for i, name in enumerate(known)}
         codes = []
         for name in names:
             if name not in index:
-                index[name] = len(self.agent_names)
-                self.agent_names.append(name)
+                index[name] = len(known)
+                known.append(name)
             codes.append(index[name])
         return np.asarray(codes, dtype=np.int32)
 
     def state(self) -> State:
         state = self._state.take(slice(0, self.n))
-        state.agent_names = list(self.agent_names)
+        state.agent_names = list(state.agent_names)  # a snapshot keeps the names it was taken with
         return state
 
     def vectors(self) -> np.ndarray:
@@ -304,7 +303,7 @@ class _Cache:
                 new = np.empty(capacity, dtype=old.dtype)
                 new[: self.n] = old[: self.n]
                 grown[name] = new
-            self._state = State(**grown, agent_names=self.agent_names)
+            self._state = State(**grown, agent_names=self._state.agent_names)
             matrix = np.empty((capacity, vectors.shape[1]), dtype=np.float32)
             if self.n:  # an empty store's matrix is (0, 0): nothing to carry over
                 matrix[: self.n] = self._vectors[: self.n]
@@ -591,7 +590,7 @@ class DuckDBStore(Store):
                     [ids, ids],
                 )
             }
-        return {row[0]: _record(row[:7] + usage.get(row[0], (None, 0)) + row[7:]) for row in rows}
+        return {row[0]: _record(row, *usage.get(row[0], (None, 0))) for row in rows}
 
     _TIER_COLUMN = {1: "headline", 2: "summary"}
 
@@ -960,7 +959,8 @@ def _state_from_arrow(table: pa.Table) -> State:
     )
 
 
-def _record(row: tuple) -> MemoryRecord:
+def _record(row: tuple, last_retrieved_at: datetime | None, retrieval_count: int) -> MemoryRecord:
+    """A memory from a ``_RECORD_COLUMNS`` row and its usage totals."""
     return MemoryRecord(
         id=row[0],
         text=row[1],
@@ -969,14 +969,14 @@ def _record(row: tuple) -> MemoryRecord:
         embedding_model=row[4],
         content_hash=row[5],
         created_at=_aware(row[6]),
-        last_retrieved_at=_aware(row[7]),
-        retrieval_count=row[8],
-        floor=row[9],
-        agent_id=row[10],
-        visibility=row[11],
-        kind=row[12],
-        source=row[13],
-        metadata=json.loads(row[14]),
-        x=row[15],
-        y=row[16],
+        last_retrieved_at=_aware(last_retrieved_at),
+        retrieval_count=retrieval_count,
+        floor=row[7],
+        agent_id=row[8],
+        visibility=row[9],
+        kind=row[10],
+        source=row[11],
+        metadata=json.loads(row[12]),
+        x=row[13],
+        y=row[14],
     )
