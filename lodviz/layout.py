@@ -91,7 +91,6 @@ class JobStatus:
     started: float | None
     finished: float | None
     error: str | None
-    done: int
 
     @property
     def elapsed(self) -> float:
@@ -107,7 +106,7 @@ class LayoutJob:
         self.mem = mem
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
-        self._status = JobStatus(False, None, None, None, None, 0)
+        self._status = JobStatus(False, None, None, None, None)
 
     def status(self) -> JobStatus:
         with self._lock:
@@ -118,24 +117,23 @@ class LayoutJob:
         with self._lock:
             if self._status.running:
                 return False
-            self._status = JobStatus(True, kind, time.monotonic(), None, None, 0)
+            self._status = JobStatus(True, kind, time.monotonic(), None, None)
             self._thread = threading.Thread(target=self._run, args=(kind,), name=f"lodviz-layout-{kind}", daemon=True)
             self._thread.start()
             return True
 
     def _run(self, kind: str) -> None:
-        error, done = None, 0
+        error = None
         try:
             if kind == "fit":
                 fit_layout(self.mem)
-                done = len(self.mem.store.state())
             else:
-                done = place_missing(self.mem)
+                place_missing(self.mem)
         except Exception as exc:  # reported in the UI; the app must keep serving
             log.exception("layout %s failed", kind)
             error = str(exc) or type(exc).__name__
         with self._lock:
-            self._status = JobStatus(False, kind, self._status.started, time.monotonic(), error, done)
+            self._status = JobStatus(False, kind, self._status.started, time.monotonic(), error)
 
     def wait(self, timeout: float | None = None) -> None:
         thread = self._thread

@@ -109,12 +109,17 @@ def compact(source: Path, out: Path) -> None:
         con.close()
 
 
-def build(out: Path, *, start: int = 0, stop: int | None = None, layout: bool = True) -> None:
-    records = load_sources()[start:stop]
-    work = out.with_suffix(".building.duckdb")
+def _clear(work: Path) -> None:
+    """Remove a work file and its WAL left by a crashed run."""
     for path in (work, Path(f"{work}.wal")):
         if path.exists():
             path.unlink()
+
+
+def build(out: Path, *, start: int = 0, stop: int | None = None, layout: bool = True) -> None:
+    records = load_sources()[start:stop]
+    work = out.with_suffix(".building.duckdb")
+    _clear(work)
     began = time.perf_counter()
     mem = lodviz.open(work, actor="sample-build")
     try:
@@ -137,9 +142,7 @@ def build(out: Path, *, start: int = 0, stop: int | None = None, layout: bool = 
 def migrate(out: Path) -> None:
     """Bring an already built store to the current schema without re-embedding it."""
     work = out.with_suffix(".migrating.duckdb")
-    for path in (work, Path(f"{work}.wal")):  # leftovers of a crashed run
-        if path.exists():
-            path.unlink()
+    _clear(work)
     work.write_bytes(out.read_bytes())
     lodviz.open(work, actor="sample-build").close()  # opening applies the migrations
     compact(work, out)

@@ -51,10 +51,9 @@ def create_app(
         # The layout is fetched by the page with a same-origin request whose
         # referrer is the page's own URL: a shared link restores its view.
         url = flask.request.referrer if flask.has_request_context() else None
-        return build_layout(mem, url)
+        return build_layout(mem, url, job.status().finished)
 
-    app.layout = serve_layout
-    app.validation_layout = build_layout(mem, None)
+    app.layout = serve_layout  # Dash calls it once here and keeps that as the validation layout
     register_all(app, app_ctx)
     app.lodviz = app_ctx  # type: ignore[attr-defined]  # for tests and the server
     if warm_model:

@@ -17,6 +17,7 @@ from dash import Patch
 from scipy.ndimage import gaussian_filter
 
 from lodviz.app.view import TERRACE_HEIGHT, View, query_lines, terrace_height
+from lodviz import scoring
 from lodviz.scoring import Tier
 
 TIER_COLOURS = {
@@ -132,11 +133,8 @@ def terrain(view: View) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     weight = gaussian_filter(counts, 1.6)
     field = np.where(weight > 0.02, sums / np.maximum(weight, 1e-9), np.nan)
     params = view.land.params
-    tier = np.zeros(field.shape, dtype=np.int8)
     finite = np.nan_to_num(field, nan=0.0)
-    tier[finite >= params.theta3] = 1
-    tier[finite >= params.theta2] = 2
-    tier[finite >= params.theta1] = 3
+    tier = scoring.tiers(finite, params)
     height = np.where(np.isnan(field), np.nan, terrace_height(finite, tier, params))
     return gx, gy, height, field
 

@@ -258,7 +258,8 @@ def audit_tab(mem: Memory) -> html.Div:
     )
 
 
-def build_layout(mem: Memory, url: str | None) -> html.Div:
+def build_layout(mem: Memory, url: str | None, layout_finished: float | None = None) -> html.Div:
+    """The page for ``url``; ``layout_finished`` is when the map was last updated, which the page already shows."""
     c = Controls.from_url(url, mem)
     applied = {"query": c.query.strip(), "exclude": c.exclude}
     return html.Div(
@@ -266,7 +267,7 @@ def build_layout(mem: Memory, url: str | None) -> html.Div:
             dcc.Store(id="applied", data=applied),
             dcc.Store(id="data-version", data=0),
             dcc.Store(id="selected-id", data=c.selected),
-            dcc.Store(id="seen", data={"count": len(mem), "layout": None}),
+            dcc.Store(id="seen", data={"count": len(mem), "layout": layout_finished}),
             dcc.Store(id="url-sink"),
             dcc.Store(id="fly-sink"),
             dcc.Interval(id="poll", interval=2000),

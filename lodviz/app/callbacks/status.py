@@ -14,6 +14,7 @@ import hashlib
 from dash import Dash, Input, Output, State, ctx as dash_ctx, no_update
 
 from lodviz.app.context import AppContext
+from lodviz.store.base import State
 
 
 def status_text(app_ctx: AppContext) -> str:
@@ -30,15 +31,17 @@ def status_text(app_ctx: AppContext) -> str:
     return f"Map: {method.upper()} of {int(meta.get('layout_count', 0)):,} memories."
 
 
-def floors_mark(app_ctx: AppContext) -> str:
+def floors_mark(app_ctx: AppContext, state: State | None = None) -> str:
     """A short fingerprint of every memory's tier floor (about 1 ms at 1M memories)."""
-    return hashlib.blake2b(app_ctx.mem.store.state().floor.tobytes(), digest_size=8).hexdigest()
+    state = app_ctx.mem.store.state() if state is None else state
+    return hashlib.blake2b(state.floor.tobytes(), digest_size=8).hexdigest()
 
 
 def poll(app_ctx: AppContext, seen: dict | None, version: int | None) -> tuple[dict, int | None, str]:
     """(new seen marker, new data version or None for unchanged, status line)."""
     seen = dict(seen or {})
-    count = len(app_ctx.mem)
+    state = app_ctx.mem.store.state()  # the in-process copy: no query every 2 s per open page
+    count = len(state)
     s = app_ctx.layout_job.status()
     finished = s.finished
     changed = False
@@ -47,7 +50,7 @@ def poll(app_ctx: AppContext, seen: dict | None, version: int | None) -> tuple[d
         app_ctx.layout_job.start("place")
     if finished is not None and finished != seen.get("layout"):
         changed = True
-    floors = floors_mark(app_ctx)
+    floors = floors_mark(app_ctx, state)
     if seen.get("floors") not in (None, floors):
         changed = True
     seen.update(count=count, layout=finished, floors=floors)
