@@ -14,7 +14,7 @@ import hashlib
 from dash import Dash, Input, Output, State, ctx as dash_ctx, no_update
 
 from lodviz.app.context import AppContext
-from lodviz.store.base import State
+from lodviz.store.base import State as StoreState
 
 
 def status_text(app_ctx: AppContext) -> str:
@@ -31,7 +31,7 @@ def status_text(app_ctx: AppContext) -> str:
     return f"Map: {method.upper()} of {int(meta.get('layout_count', 0)):,} memories."
 
 
-def floors_mark(app_ctx: AppContext, state: State | None = None) -> str:
+def floors_mark(app_ctx: AppContext, state: StoreState | None = None) -> str:
     """A short fingerprint of every memory's tier floor (about 1 ms at 1M memories)."""
     state = app_ctx.mem.store.state() if state is None else state
     return hashlib.blake2b(state.floor.tobytes(), digest_size=8).hexdigest()
