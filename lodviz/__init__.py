@@ -47,6 +47,7 @@ def open(
     actor: str = "api",
     embed_field: str | None = None,
     compressor: Compressor | str | None = None,
+    memory_class: type[Memory] = Memory,
 ) -> Memory:
     """Open (or create) a DuckDB store and return the ``Memory`` service over it.
 
@@ -59,6 +60,9 @@ def open(
     ``"extractive"`` (the offline default) or ``"openai"`` (configured from
     ``LODVIZ_LLM_BASE_URL``, ``LODVIZ_LLM_MODEL`` and ``LODVIZ_LLM_API_KEY``
     or ``OPENAI_API_KEY``).
+
+    ``memory_class`` is the ``Memory`` subclass to build (``lodviz serve``
+    uses one whose operations run one at a time across threads).
     """
     from lodviz.store.duckdb import DuckDBStore
 
@@ -68,7 +72,7 @@ def open(
     if embedder is None:
         embedder = SentenceTransformerEmbedder(model) if model else None
     try:
-        return Memory(store, embedder, compressor, actor=actor, embed_field=embed_field)
+        return memory_class(store, embedder, compressor, actor=actor, embed_field=embed_field)
     except Exception:
         store.close()
         raise

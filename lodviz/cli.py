@@ -267,7 +267,7 @@ def expand(state: _State, memory_id: str, agent_id: str | None, as_json: bool) -
     """Print one memory in full (counts as a retrieval)."""
     record = state.open(must_exist=True).expand(memory_id, agent_id=agent_id)
     if as_json:
-        _echo_json(_record_dict(record))
+        _echo_json(record.to_dict())
         return
     click.secho(f"[{record.id}] {record.headline}", bold=True)
     click.echo(
@@ -279,24 +279,6 @@ def expand(state: _State, memory_id: str, agent_id: str | None, as_json: bool) -
     click.echo(record.summary)
     click.secho("\nFull text", bold=True)
     click.echo(record.text)
-
-
-def _record_dict(record: Any, with_texts: bool = True) -> dict[str, Any]:
-    data = {
-        "id": record.id,
-        "agent_id": record.agent_id,
-        "visibility": record.visibility,
-        "kind": record.kind,
-        "source": record.source,
-        "created_at": iso(record.created_at),
-        "last_retrieved_at": iso(record.last_retrieved_at),
-        "retrieval_count": record.retrieval_count,
-        "floor": Tier(record.floor).name,
-        "metadata": record.metadata,
-    }
-    if with_texts:
-        data = {"text": record.text, "summary": record.summary, "headline": record.headline, **data}
-    return data
 
 
 def _floor_command(action: str) -> Callable[..., None]:
@@ -481,7 +463,7 @@ def export(state: _State, output: Path | None, fmt: str, agent_id: str | None) -
             record = records[memory_id]
             if agent_id and record.agent_id != agent_id and record.visibility != "shared":
                 continue
-            rows.append(_record_dict(record))
+            rows.append(record.to_dict())
     handle = open(output, "w", encoding="utf-8", newline="") if output else sys.stdout
     try:
         if fmt == "jsonl":

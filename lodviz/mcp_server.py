@@ -157,21 +157,7 @@ def check_agent(name: object) -> str:
 
 
 def _record_out(record: MemoryRecord) -> MemoryOut:
-    return MemoryOut(
-        id=record.id,
-        headline=record.headline,
-        summary=record.summary,
-        text=record.text,
-        agent_id=record.agent_id,
-        visibility=record.visibility,  # type: ignore[arg-type]
-        kind=record.kind,
-        source=record.source,
-        created_at=iso(record.created_at) or "",
-        last_retrieved_at=iso(record.last_retrieved_at),
-        retrieval_count=record.retrieval_count,
-        floor=Tier(record.floor).name,  # type: ignore[arg-type]
-        metadata=dict(record.metadata or {}),
-    )
+    return MemoryOut(**{**record.to_dict(), "metadata": dict(record.metadata or {})})
 
 
 def _result(text: str, data: BaseModel | dict[str, Any]) -> CallToolResult:

@@ -91,8 +91,7 @@ def _serialised(method: Callable[..., Any]) -> Callable[..., Any]:
 
 
 for _name in SERIALISED:
-    if hasattr(Memory, _name):
-        setattr(LockedMemory, _name, _serialised(getattr(Memory, _name)))
+    setattr(LockedMemory, _name, _serialised(getattr(Memory, _name)))
 
 
 def open_memory(
@@ -109,18 +108,16 @@ def open_memory(
     ``$LODVIZ_COMPRESSOR``, so an agent's writes through MCP are compressed
     the way the user chose.
     """
-    from lodviz.ingest.llm import compressor_from_name
-    from lodviz.store.duckdb import DuckDBStore
-
-    chosen = compressor_from_name(compressor or os.environ.get("LODVIZ_COMPRESSOR"))
-    duck = DuckDBStore(store)
-    try:
-        if embedder is None and model:
-            embedder = lodviz.SentenceTransformerEmbedder(model)
-        return LockedMemory(duck, embedder, chosen, actor=actor)
-    except BaseException:
-        duck.close()
-        raise
+    memory = lodviz.open(
+        store,
+        model=model,
+        embedder=embedder,
+        actor=actor,
+        compressor=compressor or os.environ.get("LODVIZ_COMPRESSOR") or "extractive",
+        memory_class=LockedMemory,
+    )
+    assert isinstance(memory, LockedMemory)
+    return memory
 
 
 # -- the ASGI application ---------------------------------------------------------------------

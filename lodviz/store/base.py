@@ -75,6 +75,24 @@ class MemoryRecord:
             scoring.Tier.HEADLINE: self.headline,
         }.get(scoring.Tier(tier), "")
 
+    def to_dict(self) -> dict[str, Any]:
+        """The memory as plain data (texts, usage, floor): what ``export`` writes and ``expand`` returns."""
+        return {
+            "text": self.text,
+            "summary": self.summary,
+            "headline": self.headline,
+            "id": self.id,
+            "agent_id": self.agent_id,
+            "visibility": self.visibility,
+            "kind": self.kind,
+            "source": self.source,
+            "created_at": iso(self.created_at),
+            "last_retrieved_at": iso(self.last_retrieved_at),
+            "retrieval_count": self.retrieval_count,
+            "floor": scoring.Tier(self.floor).name,
+            "metadata": self.metadata,
+        }
+
 
 @dataclass
 class AuditEvent:
