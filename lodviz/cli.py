@@ -289,12 +289,11 @@ def _floor_command(action: str) -> Callable[..., None]:
     @pass_state
     def command(state: _State, memory_id: str, reason: str | None, agent_id: str | None, to: str | None) -> None:
         mem = state.open(must_exist=True)
-        floor = getattr(mem, action)(memory_id, reason=reason, agent_id=agent_id, to=to)
-        record = mem.get(memory_id)
-        click.echo(f"Memory {record.id} now has tier floor {floor.name}: {record.headline}")
+        change = mem.move_floor(memory_id, +1 if action == "promote" else -1, reason=reason, agent_id=agent_id, to=to)
+        click.echo(f"Memory {change.memory_id} now has tier floor {change.after.name} (was {change.before.name}): {change.headline}")
 
     command.__doc__ = {
-        "promote": "Raise a memory's tier floor by one tier (FULL at most).",
+        "promote": "Raise a memory's tier floor to one tier above where it comes back now (FULL at most).",
         "demote": "Lower a memory's tier floor by one tier.",
     }[action]
     return command

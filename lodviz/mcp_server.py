@@ -278,23 +278,20 @@ def build_mcp(mem: Memory | None, *, agent: str | None = None, default_agent: st
         reason: Annotated[str, Field(description="Why it matters (kept in the audit log).")],
         ctx: Context,
     ) -> Annotated[CallToolResult, Promotion]:
-        """Pin a memory one tier higher for good (HEADLINE -> SUMMARY -> FULL).
+        """Pin a memory at least one tier higher for good (HEADLINE -> SUMMARY -> FULL).
 
         Use it for something that must never fade: a key decision, a
-        precedent, a standing preference. It raises the memory's tier floor, so
-        every later search returns it at least at that resolution, however old
-        or distant it is. Say why: the reason is recorded with your name.
+        precedent, a standing preference. It raises the memory's tier floor to
+        one tier above where it came back in your last search (a headline
+        becomes at least a summary), so every later search returns it at least
+        at that resolution, however old or distant it is. Say why: the reason
+        is recorded with your name.
         """
         who = agent_of(ctx)
-
-        def promote() -> tuple[MemoryRecord, Tier]:
-            before = mem.get(memory_id, agent_id=who)
-            return before, mem.promote(before.id, reason=reason, agent_id=who)
-
-        before, floor = await run(promote)
-        data = Promotion(id=before.id, previous_floor=Tier(before.floor).name, floor=floor.name, headline=before.headline)  # type: ignore[arg-type]
+        change = await run(mem.move_floor, memory_id, +1, reason=reason, agent_id=who)
+        data = Promotion(id=change.memory_id, previous_floor=change.before.name, floor=change.after.name, headline=change.headline)  # type: ignore[arg-type]
         return _result(
-            f"Memory {before.id} now has tier floor {floor.name} (was {Tier(before.floor).name}): {before.headline}\n",
+            f"Memory {change.memory_id} now has tier floor {change.after.name} (was {change.before.name}): {change.headline}\n",
             data,
         )
 

@@ -184,6 +184,7 @@ class Landscape:
     candidate: np.ndarray  # bool: within the k nearest by S (all True without a query)
     all_vectors: np.ndarray  # the snapshot's whole unit matrix (not copied)
     rows: np.ndarray | slice  # rows of all_vectors that ``state`` holds
+    exclude: tuple[str, ...] = ()
 
     def vectors(self, local_rows: np.ndarray) -> np.ndarray:
         """Unit vectors of some of this landscape's rows."""
@@ -200,6 +201,17 @@ class IngestReport:
     @property
     def ids(self) -> list[int]:
         return self.added
+
+
+@dataclass(frozen=True)
+class FloorChange:
+    """What a promote or demote did to one memory's tier floor."""
+
+    memory_id: int
+    before: Tier
+    after: Tier
+    headline: str
+    agent_id: str
 
 
 class Memory:
@@ -494,7 +506,35 @@ class Memory:
             penalty = penalty[rows]
         t = scoring.age_days(when.timestamp(), state.created_at, state.last_retrieved_at)
         scored = scoring.score_all(s, t, state.retrieval_count, state.floor, params, penalty)
-        return Landscape(state, scored, params, when, query, qvec, candidate, vectors, rows)
+        terms = tuple(t.strip() for t in exclude if t and t.strip())
+        return Landscape(state, scored, params, when, query, qvec, candidate, vectors, rows, terms)
+
+    def record_view(self, land: Landscape, *, agent_id: str | None = None, actor: str | None = None) -> None:
+        """Audit a landscape looked at with a query (the app's searches) as a search that touched nothing.
+
+        The counts are those of the query's k candidates, as a search with the
+        same settings would return them.
+        """
+        if not land.query:
+            return
+        tiers = land.scored.tier[land.candidate]
+        counts = {t.name: int((tiers == t).sum()) for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
+        self.store.record(
+            AuditEvent(
+                action="search",
+                actor=actor or agent_id or self.actor,
+                agent_id=agent_id,
+                query=land.query,
+                details={
+                    "params": land.params.to_dict(),
+                    "counts": counts,
+                    "touched": [],
+                    "looked_only": True,
+                    "now": iso(land.now),
+                    "exclude": list(land.exclude),
+                },
+            )
+        )
 
     def _similarity_all(self, query: str, qvec: np.ndarray, vectors: np.ndarray) -> np.ndarray:
         """S of every stored memory for ``query``, kept for the last few queries.
@@ -692,7 +732,12 @@ class Memory:
         self.store.touch(
             [record.id],
             when,
-            AuditEvent(action="expand", actor=actor or agent_id or self.actor, agent_id=agent_id, memory_id=record.id),
+            AuditEvent(
+                action="expand",
+                actor=actor or agent_id or self.actor,
+                agent_id=agent_id or record.agent_id,
+                memory_id=record.id,
+            ),
         )
         return self.get(record.id)
 
@@ -704,9 +749,20 @@ class Memory:
         agent_id: str | None = None,
         actor: str | None = None,
         to: Tier | str | int | None = None,
+        query: str | None = None,
+        params: Params | None = None,
+        now: datetime | str | None = None,
     ) -> Tier:
-        """Raise the memory's tier floor by one tier (or to ``to``); returns the new floor."""
-        return self._move_floor(memory_id, +1, to, reason, agent_id, actor)
+        """Force a memory up a tier for good; returns its new tier floor.
+
+        The floor becomes at least one tier above where the memory comes back
+        now for this agent (``current_tier``), FULL at most, and above its old
+        floor: so the first promote of a headline makes it a summary. ``to``
+        sets the floor to a tier directly.
+        """
+        return self.move_floor(
+            memory_id, +1, to=to, reason=reason, agent_id=agent_id, actor=actor, query=query, params=params, now=now
+        ).after
 
     def demote(
         self,
@@ -717,38 +773,81 @@ class Memory:
         actor: str | None = None,
         to: Tier | str | int | None = None,
     ) -> Tier:
-        """Lower the memory's tier floor by one tier (or to ``to``); returns the new floor."""
-        return self._move_floor(memory_id, -1, to, reason, agent_id, actor)
+        """Lower the memory's tier floor by one tier (or to ``to``); returns the new floor.
 
-    def _move_floor(
-        self, memory_id: int, step: int, to: Tier | str | int | None, reason: str | None, agent_id: str | None, actor: str | None
+        A floor only ever lifts a memory: once it is below the tier the score
+        gives, the memory comes back where its score puts it.
+        """
+        return self.move_floor(memory_id, -1, to=to, reason=reason, agent_id=agent_id, actor=actor).after
+
+    def current_tier(
+        self,
+        memory_id: int,
+        *,
+        agent_id: str | None = None,
+        query: str | None = None,
+        params: Params | None = None,
+        now: datetime | str | None = None,
     ) -> Tier:
+        """The tier at which a memory comes back now for this agent.
+
+        Scored for ``query`` with ``params`` if given; otherwise as in the
+        agent's last search (its query, parameters and "now", from the audit
+        log), as that is the result in which the agent saw the memory; with no
+        search on record, for no query (S = 0) under the agent's profile.
+        """
+        if query is None:
+            last = self.store.audit(agent_id=agent_id, actions=["search"], limit=1)
+            if last and (agent_id is not None or last[0].agent_id is None) and last[0].query:
+                query = last[0].query
+                details = last[0].details
+                if params is None and details.get("params"):
+                    params = Params.from_dict(details["params"])
+                if now is None and details.get("now"):
+                    now = details["now"]
+        return self.explain(memory_id, query, agent_id=agent_id, params=params, now=now).tier
+
+    def move_floor(
+        self,
+        memory_id: int,
+        step: int,
+        *,
+        to: Tier | str | int | None = None,
+        reason: str | None = None,
+        agent_id: str | None = None,
+        actor: str | None = None,
+        query: str | None = None,
+        params: Params | None = None,
+        now: datetime | str | None = None,
+    ) -> "FloorChange":
+        """Promote (``step`` +1) or demote (-1) one memory's tier floor, audited; the one floor rule."""
         record = self.get(memory_id, agent_id=agent_id)
-        floor = Tier(record.floor)
+        before = Tier(record.floor)
         action, other = ("promote", "demote") if step > 0 else ("demote", "promote")
-        try:
-            target = Tier.parse(to) if to is not None else Tier(min(max(floor + step, Tier.OUT), Tier.FULL))
-        except ValueError:
-            raise InvalidInput(f"{to!r} is not a tier; use FULL, SUMMARY, HEADLINE or OUT.") from None
-        if (target - floor) * step < 0:
-            raise InvalidInput(f"{action} cannot move the floor from {floor.name} to {target.name}; use {other}.")
-        return self._set_floor(record, target, action, reason, agent_id, actor)
-
-    def _set_floor(
-        self, record: MemoryRecord, target: Tier, action: str, reason: str | None, agent_id: str | None, actor: str | None
-    ) -> Tier:
+        if to is not None:
+            try:
+                target = Tier.parse(to)
+            except ValueError:
+                raise InvalidInput(f"{to!r} is not a tier; use FULL, SUMMARY, HEADLINE or OUT.") from None
+            if (target - before) * step < 0:
+                raise InvalidInput(f"{action} cannot move the floor from {before.name} to {target.name}; use {other}.")
+        elif step > 0:
+            shown = self.current_tier(record.id, agent_id=agent_id, query=query, params=params, now=now)
+            target = Tier(min(max(before, shown) + 1, Tier.FULL))
+        else:
+            target = Tier(max(before - 1, Tier.OUT))
         self.store.set_floor(
             record.id,
             int(target),
             AuditEvent(
                 action=action,
                 actor=actor or agent_id or self.actor,
-                agent_id=agent_id,
+                agent_id=agent_id or record.agent_id,
                 memory_id=record.id,
-                details={"from": Tier(record.floor).name, "to": target.name, "reason": reason},
+                details={"from": before.name, "to": target.name, "reason": reason},
             ),
         )
-        return target
+        return FloorChange(memory_id=record.id, before=before, after=target, headline=record.headline, agent_id=record.agent_id)
 
     def explain(
         self,
@@ -894,6 +993,11 @@ class Memory:
     def audit(self, **filters: Any) -> list[AuditEvent]:
         return self.store.audit(**filters)
 
+    def last_event_id(self) -> int:
+        """The id of the newest audit event (0 for none): every change to the store writes one."""
+        latest = self.store.audit(limit=1)
+        return int(latest[0].id or 0) if latest else 0
+
     def record_event(self, event: AuditEvent) -> None:
         self.store.record(event)
 
@@ -935,7 +1039,7 @@ def _positive(value: Any, name: str) -> int:
     return value
 
 
-__all__ = ["Memory", "Result", "Hit", "Landscape", "IngestReport", "PRESETS"]
+__all__ = ["Memory", "Result", "Hit", "Landscape", "IngestReport", "FloorChange", "PRESETS"]
 
 
 _TIERS = tuple(Tier)

@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from lodviz.cli import cli
+from lodviz.scoring import Tier
 
 RECORDS = [
     {"text": "Dr. Solberg wants hazard ratios with 95% confidence intervals, never p-values alone.", "agent_id": "research", "kind": "preference", "created_at": "2026-05-30T09:00:00Z"},
@@ -59,13 +60,27 @@ def test_search_json_carries_spec_fields(runner, store):
     assert all(item["agent_id"] in ("research", "legal") for item in data["items"])  # legal's memory is shared
 
 
-def test_expand_promote_demote_round_trip(runner, store):
+def test_expand_prints_the_full_text(runner, store):
     assert "hazard ratios" in run(runner, store, "expand", "1").output
-    assert "tier floor HEADLINE" in run(runner, store, "promote", "1", "--reason", "house style").output
+
+
+def test_promote_lifts_a_memory_one_tier_above_where_the_last_search_showed_it(runner, store):
+    data = json.loads(run(runner, store, "search", "hazard ratios", "--json", "--now", NOW, "--no-touch").output)
+    shown = Tier[{item["id"]: item["tier"] for item in data["items"]}[1]]
+    expected = Tier(min(shown + 1, Tier.FULL))
+    assert f"tier floor {expected.name} (was OUT)" in run(runner, store, "promote", "1", "--reason", "house style").output
     assert "tier floor FULL" in run(runner, store, "promote", "1", "--to", "full").output
     assert "tier floor SUMMARY" in run(runner, store, "demote", "1").output
-    audit = run(runner, store, "audit", "--action", "promote").output
-    assert "house style" in audit
+    assert "house style" in run(runner, store, "audit", "--action", "promote").output
+
+
+def test_the_first_promote_of_a_headline_brings_it_back_as_a_summary(runner, store):
+    args = ("search", "clinical trial enrolment", "--json", "--now", NOW, "--no-touch", "--alpha", "0.3")
+    items = json.loads(run(runner, store, *args).output)["items"]
+    headline = next(item["id"] for item in items if item["tier"] == "HEADLINE")
+    run(runner, store, "promote", str(headline), "--reason", "matters")
+    again = {item["id"]: item["tier"] for item in json.loads(run(runner, store, *args).output)["items"]}
+    assert Tier[again[headline]] >= Tier.SUMMARY
 
 
 def test_agents_set_and_show(runner, store):

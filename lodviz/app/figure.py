@@ -8,7 +8,6 @@ so a repaint sends a few arrays, not the scene. Trace order is fixed (see
 
 from __future__ import annotations
 
-import html
 from typing import Any, Sequence
 
 import numpy as np
@@ -139,6 +138,17 @@ def terrain(view: View) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     return gx, gy, height, field
 
 
+def plotly_text(text: str) -> str:
+    """``text`` escaped once for plotly's labels, so it shows exactly as written.
+
+    plotly reads a few tags (``<b>``, ``<br>``, ``<a href>``...) and entities
+    in labels and decodes ``&amp;``, ``&lt;``, ``&gt;`` and numeric entities,
+    but not ``&quot;``: so only ``&``, ``<`` and ``>`` are escaped. Quotes
+    are harmless in a text node and stay as they are.
+    """
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def hover_texts(headlines: dict[int, str], ids: Sequence[int]) -> list[str]:
     """Hover labels; memory text is escaped so markup in it is shown, never run."""
     out = []
@@ -146,7 +156,7 @@ def hover_texts(headlines: dict[int, str], ids: Sequence[int]) -> list[str]:
         headline = headlines.get(int(i), "")
         if len(headline) > 140:
             headline = headline[:137] + "…"
-        out.append(f"#{int(i)} · {html.escape(headline)}")
+        out.append(f"#{int(i)} · {plotly_text(headline)}")
     return out
 
 
@@ -262,7 +272,7 @@ def build_figure(view: View, headlines: dict[int, str], *, color_mode: str = "ti
             text=["query"] if qx is not None else [],
             textposition="top center",
             textfont={"color": "#ffffff", "size": 13},
-            hovertext=[f"query: {html.escape(view.request.query or '')}"] if qx is not None else [],
+            hovertext=[f"query: {plotly_text(view.request.query or '')}"] if qx is not None else [],
             hovertemplate="%{hovertext}<extra></extra>",
             name="query camera",
         )

@@ -267,7 +267,8 @@ def build_layout(mem: Memory, url: str | None, layout_finished: float | None = N
             dcc.Store(id="applied", data=applied),
             dcc.Store(id="data-version", data=0),
             dcc.Store(id="selected-id", data=c.selected),
-            dcc.Store(id="seen", data={"count": len(mem), "layout": layout_finished}),
+            dcc.Store(id="seen", data={"count": len(mem), "layout": layout_finished, "audit": mem.last_event_id()}),
+            dcc.Store(id="audit-version", data=0),
             dcc.Store(id="url-sink"),
             dcc.Store(id="fly-sink"),
             dcc.Interval(id="poll", interval=2000),
@@ -275,6 +276,7 @@ def build_layout(mem: Memory, url: str | None, layout_finished: float | None = N
                 [
                     html.Div([html.Span("lod", className="logo-a"), html.Span("viz", className="logo-b")], className="logo"),
                     html.Div(f"{mem.store.path.rsplit('/', 1)[-1]} · {len(mem):,} memories · now {mem.now().strftime('%Y-%m-%d')}", id="store-info", className="store-info"),
+                    html.Div(id="sync-status", className="sync-status"),
                     html.Div(id="counts", className="counts"),
                 ],
                 className="header",

@@ -51,7 +51,8 @@ def split_sentences(text: str) -> list[str]:
         current = ""
         for part in _SENTENCE_END.split(line):
             current = f"{current} {part}".strip() if current else part.strip()
-            last = current.rstrip(".").rsplit(None, 1)[-1].lower().lstrip("([\"'“") if current.strip() else ""
+            words = current.rstrip(".").split()  # "...." leaves no word at all
+            last = words[-1].lower().lstrip("([\"'“") if words else ""
             if current.endswith(".") and (last in _ABBREVIATIONS or len(last) == 1):
                 continue  # "Dr. Solberg", "rev. Nov", "J. Smith": keep going
             if current:

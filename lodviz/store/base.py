@@ -297,8 +297,10 @@ class Store(abc.ABC):
         since: datetime | None = None,
         until: datetime | None = None,
         memory_id: int | None = None,
+        after_id: int | None = None,
         limit: int = 200,
-    ) -> list[AuditEvent]: ...
+    ) -> list[AuditEvent]:
+        """Events matching every filter given, newest first (``after_id``: only later ones)."""
 
     @abc.abstractmethod
     def profile(self, agent_id: str) -> dict[str, Any] | None: ...

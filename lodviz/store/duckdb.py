@@ -765,9 +765,13 @@ class DuckDBStore(Store):
         since: datetime | None = None,
         until: datetime | None = None,
         memory_id: int | None = None,
+        after_id: int | None = None,
         limit: int = 200,
     ) -> list[AuditEvent]:
         clauses, args = [], []
+        if after_id is not None:
+            clauses.append("id > ?")
+            args.append(int(after_id))
         if agent_id is not None:
             clauses.append("agent_id = ?")
             args.append(agent_id)

@@ -24,27 +24,33 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 
-# The screen position of a drawn memory, projected the way plotly's gl3d does
-# for its hover labels, so a test can click that memory for real.
+# The screen position of a drawn memory (or of every one, for null), projected
+# the way plotly's gl3d does for its hover labels, so a test can point at a
+# memory for real.
 PROJECT_JS = """
 (memoryId) => {
   const gd = document.querySelector('#scene .js-plotly-plot');
   const scene = gd._fullLayout.scene._scene;
+  const cp = scene.glplot.cameraParams, ds = scene.dataScale;
+  const xf = (m, v) => { const o = [0, 0, 0, 0]; for (let r = 0; r < 4; ++r) for (let c = 0; c < 4; ++c) o[c] += m[4 * r + c] * v[r]; return o; };
+  // The scene's viewport: its domain within the plot area, not the whole canvas.
+  const box = gd.getBoundingClientRect(), size = gd._fullLayout._size, dom = gd._fullLayout.scene.domain;
+  const left = box.left + size.l + dom.x[0] * size.w, width = size.w * (dom.x[1] - dom.x[0]);
+  const top = box.top + size.t + (1 - dom.y[1]) * size.h, height = size.h * (dom.y[1] - dom.y[0]);
+  const all = {};
   for (const trace of gd._fullData) {
     if (trace.type !== 'scatter3d' || !trace.customdata) continue;
-    const i = Array.from(trace.customdata).indexOf(memoryId);
-    if (i < 0) continue;
-    const cp = scene.glplot.cameraParams, ds = scene.dataScale;
-    const p = [trace.x[i] * ds[0], trace.y[i] * ds[1], trace.z[i] * ds[2], 1];
-    const xf = (m, v) => { const o = [0, 0, 0, 0]; for (let r = 0; r < 4; ++r) for (let c = 0; c < 4; ++c) o[c] += m[4 * r + c] * v[r]; return o; };
-    const clip = xf(cp.projection, xf(cp.view, xf(cp.model, p)));
-    // The scene's viewport: its domain within the plot area, not the whole canvas.
-    const box = gd.getBoundingClientRect(), size = gd._fullLayout._size, dom = gd._fullLayout.scene.domain;
-    const left = box.left + size.l + dom.x[0] * size.w, width = size.w * (dom.x[1] - dom.x[0]);
-    const top = box.top + size.t + (1 - dom.y[1]) * size.h, height = size.h * (dom.y[1] - dom.y[0]);
-    return {x: left + (0.5 * clip[0] / clip[3] + 0.5) * width, y: top + (0.5 - 0.5 * clip[1] / clip[3]) * height};
+    const ids = Array.from(trace.customdata);
+    for (let i = 0; i < ids.length; ++i) {
+      if (memoryId !== null && ids[i] !== memoryId) continue;
+      const p = [trace.x[i] * ds[0], trace.y[i] * ds[1], trace.z[i] * ds[2], 1];
+      const clip = xf(cp.projection, xf(cp.view, xf(cp.model, p)));
+      const at = {x: left + (0.5 * clip[0] / clip[3] + 0.5) * width, y: top + (0.5 - 0.5 * clip[1] / clip[3]) * height};
+      if (memoryId !== null) return at;
+      all[ids[i]] = at;
+    }
   }
-  return null;
+  return memoryId === null ? all : null;
 }
 """
 

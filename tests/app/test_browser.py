@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+import threading
 
 import pytest
 
 import lodviz
 from lodviz.app import create_app
 from lodviz.params import Params
+from lodviz.scoring import Tier
 
 from .browser import CHROMIUM, CHROMIUM_ARGS, PROJECT_JS, serving, trace_js
 from .conftest import xss_id
@@ -39,6 +41,7 @@ def page(browser):
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("response", lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 500 else None)
     page.errors = errors
     yield page
     context.close()
@@ -76,6 +79,24 @@ def click_memory(page, memory_id: int) -> None:
 
 def counts(page) -> str:
     return page.inner_text("#counts")
+
+
+def _run_catching(func, arg, failures: list) -> None:
+    try:
+        func(arg)
+    except BaseException as exc:  # reported by the test thread
+        failures.append(exc)
+
+
+def most_isolated(at: dict, ids: list[int]) -> int:
+    """Of ``ids``, the memory drawn farthest from any other point on screen (least likely hidden)."""
+    points = {int(k): (v["x"], v["y"]) for k, v in at.items()}
+
+    def room(memory_id: int) -> float:
+        x, y = points[memory_id]
+        return min(((x - ox) ** 2 + (y - oy) ** 2 for other, (ox, oy) in points.items() if other != memory_id), default=1e9)
+
+    return max((i for i in ids if i in points), key=room)
 
 
 def search(page, query: str) -> None:
@@ -168,7 +189,90 @@ def test_markup_in_a_memory_shows_as_text_and_runs_nothing(page, served):
     point = page.evaluate(PROJECT_JS, memory_id)
     page.mouse.move(point["x"], point["y"])  # the hover label shows the headline too
     page.wait_for_selector("#scene .hovertext", timeout=10_000)
-    assert "<img" in page.text_content("#scene .hovertext")
+    label = page.text_content("#scene .hovertext")
+    assert '<img src=x onerror="window.__lodviz_xss = 1">' in label  # escaped once: quotes as written
+    assert "&quot;" not in label and "&#x27;" not in label and "&lt;" not in label
     assert page.locator("#scene .hovertext img").count() == 0
     assert page.evaluate("() => window.__lodviz_xss") is None
     assert dialogs == [] and page.errors == []
+
+
+@pytest.mark.parametrize("terrain", [False, True], ids=["terrain off", "terrain on"])
+def test_a_memory_of_every_tier_can_be_hovered_and_opened(page, served, terrain):
+    url, mem = served
+    open_scene(page, url + ("?terrain=1" if terrain else ""))
+    if terrain:
+        page.wait_for_function("() => document.querySelector('#scene .js-plotly-plot')._fullData.find(t => t.name === 'score terrain').visible === true")
+    land = mem.landscape(None, params=mem.profile(None).with_(alpha=0.0))  # the default view: no query
+    tiers = dict(zip(land.state.ids.tolist(), land.scored.tier.tolist()))
+    at = page.evaluate(PROJECT_JS, None)
+    for tier in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE, Tier.OUT):
+        memory_id = most_isolated(at, [i for i, t in tiers.items() if t == tier])
+        click_memory(page, memory_id)
+        assert f"#{memory_id} " in page.text_content("#scene .hovertext"), tier
+        page.wait_for_function(f"() => (document.querySelector('.panel-id') || {{}}).innerText?.startsWith('#{memory_id} ')", timeout=30_000)
+        assert page.inner_text(".panel-head .badge") == tier.name
+        page.mouse.move(2, 2)  # off the scene, so the next hover label is the next memory's
+        page.wait_for_selector("#scene .hovertext", state="detached", timeout=10_000)
+    assert page.errors == []
+
+
+def test_a_search_and_a_promote_in_the_browser_are_audited_with_the_memorys_agent(page, served):
+    url, mem = served
+    open_scene(page, url)
+    search(page, "limitation of liability cap in CRO agreements")
+    assert eventually(page, lambda: bool(mem.audit(actions=["search"])))
+    event = mem.audit(actions=["search"])[0]
+    assert event.query == "limitation of liability cap in CRO agreements" and event.actor == "app"
+    assert event.details["looked_only"] and sum(event.details["counts"].values()) > 0
+    target = int(mem.store.state().ids[7])
+    page.goto(f"{url}?m={target}")
+    page.wait_for_selector("#panel-s", timeout=60_000)
+    page.click("#promote")
+    page.wait_for_function("() => document.querySelector('#action-status').innerText.startsWith('Promoted')", timeout=30_000)
+    promote = mem.audit(actions=["promote"])[0]
+    assert promote.memory_id == target and promote.actor == "app"
+    assert promote.agent_id == mem.get(target).agent_id
+    assert promote.id in [e.id for e in mem.audit(agent_id=mem.get(target).agent_id)]
+
+
+def heights(page) -> dict[int, float]:
+    """Each drawn memory's height in the scene, by id."""
+    out: dict[int, float] = {}
+    for name in ("memories", "not a candidate"):
+        out.update(zip(page.evaluate(trace_js(name, "customdata")), page.evaluate(trace_js(name, "z"))))
+    return out
+
+
+def test_the_open_page_follows_an_agents_search_made_elsewhere(page, served):
+    import anyio
+    from mcp import Client
+
+    from lodviz.mcp_server import build_mcp
+
+    url, mem = served
+    open_scene(page, url)
+    page.wait_for_timeout(2500)  # one poll has passed: the page is in step
+    before = heights(page)
+    page.click("text=Audit log")
+    page.wait_for_selector("#audit-table")
+
+    async def agent_search() -> None:
+        async with Client(build_mcp(mem, agent="exec-digest")) as client:
+            result = await client.call_tool("memory_search", {"query": "board decisions on the operating budget"})
+            assert not result.is_error
+
+    # In a thread of its own, as an agent is: Playwright's sync API owns this thread's event loop.
+    failures: list[BaseException] = []
+    worker = threading.Thread(target=lambda: _run_catching(anyio.run, agent_search, failures))
+    worker.start()
+    worker.join(120)
+    assert not failures, failures
+    touched = mem.audit(actions=["search"])[0].details["touched"]
+    assert touched  # the search used these memories: their decay, so their place in the scene, changed
+    # The audit tab shows the agent's search without switching tabs.
+    assert eventually(page, lambda: "board decisions" in page.inner_text("#audit-table"), 20_000)
+    page.click("text=Landscape")
+    assert eventually(page, lambda: all(heights(page)[i] != before[i] for i in touched), 20_000)
+    assert "exec-digest" in page.inner_text("#sync-status") and f"used {len(touched)} memories" in page.inner_text("#sync-status")
+    assert page.errors == []

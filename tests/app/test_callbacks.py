@@ -104,19 +104,25 @@ def test_panel_numbers_are_the_librarys(ctx, app_mem):
     assert placement.reason in text and style == {"display": "block"}
 
 
-def test_promote_from_the_app_writes_the_floor_and_an_audit_event(ctx, app_mem):
+def test_promote_from_the_app_lifts_the_floor_one_tier_above_the_view(ctx, app_mem):
     memory_id = int(app_mem.store.state().ids[5])
-    message = selection.act(ctx, "promote", memory_id, "key precedent", Tier.SUMMARY)
-    assert "FULL" in message
-    assert app_mem.get(memory_id).floor == Tier.FULL
+    request = ViewRequest(params=app_mem.profile(None), query=QUERY["query"], now=app_mem.now())
+    shown = app_mem.explain(memory_id, QUERY["query"], params=request.scoring_params, now=request.now).tier
+    message = selection.act(ctx, "promote", memory_id, "key precedent", request)
+    expected = Tier(min(shown + 1, Tier.FULL))
+    assert f"→ {expected.name}" in message
+    assert app_mem.get(memory_id).floor == expected
     event = app_mem.audit(actions=["promote"])[0]
     assert event.memory_id == memory_id and event.actor == "app" and event.details["reason"] == "key precedent"
+    assert event.agent_id == app_mem.get(memory_id).agent_id  # filtering the log by the memory's agent finds it
 
 
 def test_demote_and_expand_from_the_app(ctx, app_mem):
     memory_id = int(app_mem.store.state().ids[6])
-    selection.act(ctx, "promote", memory_id, None, Tier.OUT)
-    assert "→ OUT" in selection.act(ctx, "demote", memory_id, None, None)
+    selection.act(ctx, "promote", memory_id, None, ViewRequest(params=Params(), query=QUERY["query"]))
+    floor = Tier(app_mem.get(memory_id).floor)
+    expected = "none" if floor == Tier.HEADLINE else Tier(floor - 1).name
+    assert f"→ {expected}" in selection.act(ctx, "demote", memory_id, None, None)
     before = app_mem.get(memory_id).retrieval_count
     selection.act(ctx, "expand", memory_id, None, None)
     assert app_mem.get(memory_id).retrieval_count == before + 1

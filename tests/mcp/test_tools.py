@@ -125,26 +125,27 @@ def test_budget_is_kept(store):
     assert result.structured_content["items"]
 
 
-def test_expand_promote_and_see_the_promotion(store):
+def test_expand_returns_the_full_text(store):
     old = store.ids["alice_old"]
-    first, expanded, promoted, again, after = call(
-        store,
-        "alice",
-        ("memory_search", {"query": "liability cap"}),
-        ("memory_expand", {"memory_id": old}),
-        ("memory_promote", {"memory_id": old, "reason": "the offsite venue is a standing question"}),
-        ("memory_promote", {"memory_id": old, "reason": "and keep it in full"}),
-        ("memory_search", {"query": "liability cap"}),
-    )
+    (expanded,) = call(store, "alice", ("memory_expand", {"memory_id": old}))
     assert not expanded.is_error and expanded.structured_content["text"] == SEED["alice_old"]["text"]
     assert SEED["alice_old"]["text"] in text(expanded)
-    assert promoted.structured_content["floor"] == "HEADLINE" and promoted.structured_content["previous_floor"] == "OUT"
-    assert again.structured_content["floor"] == "SUMMARY"
-    before = {item["id"]: item for item in first.structured_content["items"]}
+
+
+def test_the_first_promote_of_a_headline_brings_it_back_as_a_summary(store):
+    (first,) = call(store, "alice", ("memory_search", {"query": "liability cap"}))
+    headline = next(item["id"] for item in first.structured_content["items"] if item["tier"] == "HEADLINE")
+    promoted, again, after = call(
+        store,
+        "alice",
+        ("memory_promote", {"memory_id": headline, "reason": "the offsite venue is a standing question"}),
+        ("memory_promote", {"memory_id": headline, "reason": "and keep it in full"}),
+        ("memory_search", {"query": "liability cap"}),
+    )
+    assert promoted.structured_content["previous_floor"] == "OUT" and promoted.structured_content["floor"] == "SUMMARY"
+    assert again.structured_content["floor"] == "FULL"
     now = {item["id"]: item for item in after.structured_content["items"]}
-    assert now[old]["floor"] == "SUMMARY"
-    assert now[old]["tier"] in ("SUMMARY", "FULL")
-    assert before.get(old, {}).get("tier") != "FULL"
+    assert now[headline]["floor"] == "FULL" and now[headline]["tier"] == "FULL"
     events = store.audit(agent_id="alice", actions=["promote"])
     assert [e.actor for e in events] == ["alice", "alice"]
     assert {e.details["reason"] for e in events} == {"the offsite venue is a standing question", "and keep it in full"}

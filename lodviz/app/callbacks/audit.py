@@ -74,8 +74,9 @@ def register(app: Dash, app_ctx: AppContext) -> None:
         Input("audit-range", "start_date"),
         Input("audit-range", "end_date"),
         Input("data-version", "data"),
+        Input("audit-version", "data"),
     )
-    def _rows(tab, agent, actions, start, end, _version):
+    def _rows(tab, agent, actions, start, end, _version, _audit_version):
         if tab != "audit":
             return []
         return rows(app_ctx, agent, actions, start, end)

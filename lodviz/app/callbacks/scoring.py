@@ -11,7 +11,7 @@ from typing import Any
 
 from dash import Dash, Input, Output, ctx as dash_ctx, html, no_update
 
-from lodviz.app.context import AppContext
+from lodviz.app.context import APP_ACTOR, AppContext
 from lodviz.app.figure import build_figure, colours, patch_figure
 from lodviz.app.layout import ALL_AGENTS, parse_date
 from lodviz.app.view import View, ViewRequest, compute_view
@@ -133,6 +133,9 @@ def render(
         view = compute_view(app_ctx.mem, request, app_ctx.draw_limit)
     except LodvizError as exc:
         return no_update, no_update, html.Div(str(exc), className="error"), no_update
+    if request.has_query and (not triggered or triggered & {"applied", "agent"}):
+        # A query the person asked (not a redraw): on record, as every search is.
+        app_ctx.mem.record_view(view.land, agent_id=request.agent_id, actor=APP_ACTOR)
     show_terrain = bool(terrain)
     if triggered and triggered <= PATCHABLE:
         figure = patch_figure(view, color_mode=color, show_terrain=show_terrain)

@@ -12,7 +12,8 @@ from typing import Any
 from dash import Dash, Input, Output, State, ctx as dash_ctx, html, no_update
 
 from lodviz.app.callbacks.scoring import VIEW_CONTROLS, params_from_controls, view_request
-from lodviz.app.callbacks.status import floors_mark
+from lodviz.app.view import ViewRequest
+from lodviz.app.callbacks.status import mark_seen
 from lodviz.app.context import APP_ACTOR, AppContext
 from lodviz.app.figure import TIER_COLOURS
 from lodviz.app.layout import tier_badge
@@ -94,7 +95,7 @@ def panel(record: MemoryRecord, placement: Placement, alpha: float, has_query: b
                 _meta("created", record.created_at.strftime("%Y-%m-%d %H:%M")),
                 _meta("last retrieved", record.last_retrieved_at.strftime("%Y-%m-%d %H:%M") if record.last_retrieved_at else "never"),
                 _meta("retrieved", f"{record.retrieval_count}×"),
-                _meta("tier floor", Tier(record.floor).name if record.floor else "none"),
+                _meta("tier floor", floor_label(Tier(record.floor))),
                 _meta("source", record.source or "—"),
             ],
             className="meta-grid",
@@ -124,22 +125,29 @@ def show(app_ctx: AppContext, memory_id: int | None, applied, agent, alpha, lam_
     return panel(record, placement, params.alpha, request.has_query), {"display": "block"}
 
 
-def act(app_ctx: AppContext, action: str, memory_id: int | None, reason: str | None, current_tier: Tier | None) -> str:
-    """Promote, demote or expand one memory from the app; returns the message to show."""
+def floor_label(tier: Tier) -> str:
+    """A tier floor as the panel shows it: OUT means no floor at all."""
+    return tier.name if tier > Tier.OUT else "none"
+
+
+def act(app_ctx: AppContext, action: str, memory_id: int | None, reason: str | None, request: ViewRequest | None = None) -> str:
+    """Promote, demote or expand one memory from the app; returns the message to show.
+
+    A promote lifts the memory one tier above where it shows in the current
+    view (the service's rule, given the view's query and settings).
+    """
     if memory_id is None:
         return "Select a memory first."
     mem = app_ctx.mem
     reason = (reason or "").strip() or None
     try:
-        before = Tier(mem.get(memory_id).floor)
-        if action == "promote":
-            # One tier above where it shows now (or above its floor), so the click is visible.
-            target = Tier(min(max(before, current_tier or Tier.OUT) + 1, Tier.FULL))
-            floor = mem.promote(memory_id, reason=reason, actor=APP_ACTOR, to=target)
-            return f"Promoted #{memory_id}: tier floor {before.name} → {floor.name}."
-        if action == "demote":
-            floor = mem.demote(memory_id, reason=reason, actor=APP_ACTOR)
-            return f"Demoted #{memory_id}: tier floor {before.name} → {floor.name}."
+        if action in ("promote", "demote"):
+            view = {}
+            if action == "promote" and request is not None:
+                view = {"query": request.query or "", "params": request.scoring_params, "now": request.now}
+            change = mem.move_floor(memory_id, +1 if action == "promote" else -1, reason=reason, actor=APP_ACTOR, **view)
+            verb = "Promoted" if action == "promote" else "Demoted"
+            return f"{verb} #{memory_id}: tier floor {floor_label(change.before)} → {floor_label(change.after)}."
         record = mem.expand(memory_id, actor=APP_ACTOR)
         return f"Expanded #{memory_id}: counted as retrieval {record.retrieval_count}, last used now."
     except LodvizError as exc:
@@ -178,18 +186,13 @@ def register(app: Dash, app_ctx: AppContext) -> None:
         prevent_initial_call=True,
     )
     def _act(_p, _d, _e, memory_id, reason, version, seen, applied, agent, alpha, lam_log, thresholds, k_log, now_date):
-        current = None
-        if dash_ctx.triggered_id == "promote" and memory_id is not None:
-            try:
-                request = view_request(app_ctx, applied, agent, params_from_controls(alpha, lam_log, thresholds, k_log), now_date)
-                current = app_ctx.mem.explain(
-                    memory_id, request.query, agent_id=request.agent_id, params=request.scoring_params, now=request.now, exclude=request.exclude
-                ).tier
-            except LodvizError:
-                current = None
-        message = act(app_ctx, dash_ctx.triggered_id, memory_id, reason, current)
-        # This redraw shows the new floor, so the poll need not redraw for it again.
-        return message, (version or 0) + 1, "", {**(seen or {}), "floors": floors_mark(app_ctx)}
+        try:
+            request = view_request(app_ctx, applied, agent, params_from_controls(alpha, lam_log, thresholds, k_log), now_date)
+        except LodvizError:
+            request = None
+        message = act(app_ctx, dash_ctx.triggered_id, memory_id, reason, request)
+        # This redraw shows the change, so the poll need not redraw for it again.
+        return message, (version or 0) + 1, "", mark_seen(app_ctx, seen)
 
     @app.callback(Output("action-status", "children", allow_duplicate=True), Input("selected-id", "data"), prevent_initial_call=True)
     def _clear(_memory_id):

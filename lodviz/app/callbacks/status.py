@@ -1,20 +1,27 @@
-"""Keeping the scene in step with the store: the layout job, and writes from elsewhere.
+"""Keeping the page in step with the store: the layout job, and changes made elsewhere.
 
-An agent writing through the MCP endpoint of the same process adds memories
-the scene has not seen; the poll notices the new count, starts placing them on
-the map, and bumps the data version so the scene redraws. It does the same
-when a tier floor changed (an agent's ``memory_promote``): slider moves patch
-heights and colours but not the markers that show floors.
+An agent writing, searching or promoting through the MCP endpoint of the same
+process changes what the scene shows: new memories, retrieval counts and last
+retrievals (so D and the tiers), tier floors. Every such change is an audit
+event, so the poll follows the audit log: events after the last one the page
+has seen redraw the scene when they change memories, refresh the audit tab in
+any case, and the header says what happened. New memories also start the job
+that places them on the map.
 """
 
 from __future__ import annotations
 
-import hashlib
+from datetime import datetime, timezone
 
 from dash import Dash, Input, Output, State, ctx as dash_ctx, no_update
 
 from lodviz.app.context import AppContext
-from lodviz.store.base import State as StoreState
+from lodviz.store.base import AuditEvent
+
+#: Actions that change what the scene shows. A look without touch changes nothing.
+CHANGING = {"write", "expand", "promote", "demote", "profile", "search", "recent", "unseen", "sample"}
+#: At most this many new events are read per poll; more just means "many changes".
+EVENTS_PER_POLL = 200
 
 
 def status_text(app_ctx: AppContext) -> str:
@@ -31,29 +38,67 @@ def status_text(app_ctx: AppContext) -> str:
     return f"Map: {method.upper()} of {int(meta.get('layout_count', 0)):,} memories."
 
 
-def floors_mark(app_ctx: AppContext, state: StoreState | None = None) -> str:
-    """A short fingerprint of every memory's tier floor (about 1 ms at 1M memories)."""
-    state = app_ctx.mem.store.state() if state is None else state
-    return hashlib.blake2b(state.floor.tobytes(), digest_size=8).hexdigest()
+def mark_seen(app_ctx: AppContext, seen: dict | None) -> dict:
+    """``seen`` after a change the page made itself and has already drawn."""
+    return {**(seen or {}), "audit": app_ctx.mem.last_event_id(), "count": len(app_ctx.mem.store.state())}
+
+
+def changes_memories(event: AuditEvent) -> bool:
+    if event.action not in CHANGING:
+        return False
+    if event.action in ("search", "recent", "unseen", "sample"):
+        return bool(event.details.get("touched"))
+    return True
+
+
+def describe(events: list[AuditEvent]) -> str:
+    """One line for the header: who changed what, newest first."""
+    changing = [e for e in events if changes_memories(e)]
+    if not changing:
+        return ""
+    e = changing[0]
+    who = e.actor if not e.agent_id or e.agent_id == e.actor else f"{e.actor} ({e.agent_id})"
+    if e.action in ("search", "recent", "unseen", "sample"):
+        what = f"{e.action} used {len(e.details.get('touched', []))} memories"
+    elif e.action == "write":
+        what = f"wrote {e.details.get('count', 0)} memories"
+    elif e.action in ("promote", "demote"):
+        what = f"{e.action}d #{e.memory_id}"
+    elif e.action == "expand":
+        what = f"expanded #{e.memory_id}"
+    else:
+        what = f"changed the profile of {e.agent_id}"
+    more = f" and {len(changing) - 1} more changes" if len(changing) > 1 else ""
+    at = (e.at or datetime.now(timezone.utc)).strftime("%H:%M:%S")
+    return f"Updated: {who} {what}{more} at {at} UTC (wall clock); the scene was redrawn."
 
 
 def poll(app_ctx: AppContext, seen: dict | None, version: int | None) -> tuple[dict, int | None, str]:
-    """(new seen marker, new data version or None for unchanged, status line)."""
+    """(new seen marker, new data version or None for unchanged, status line).
+
+    ``seen["audit"]`` is the last audit event the page has taken in, and
+    ``seen["note"]`` says what changed in this poll ("" if nothing did).
+    """
     seen = dict(seen or {})
-    state = app_ctx.mem.store.state()  # the in-process copy: no query every 2 s per open page
-    count = len(state)
+    count = len(app_ctx.mem.store.state())  # the in-process copy: no query every 2 s per open page
     s = app_ctx.layout_job.status()
-    finished = s.finished
     changed = False
     if count != seen.get("count"):
         changed = True
         app_ctx.layout_job.start("place")
-    if finished is not None and finished != seen.get("layout"):
+    if s.finished is not None and s.finished != seen.get("layout"):
         changed = True
-    floors = floors_mark(app_ctx, state)
-    if seen.get("floors") not in (None, floors):
-        changed = True
-    seen.update(count=count, layout=finished, floors=floors)
+    note = ""
+    if "audit" not in seen:
+        seen["audit"] = app_ctx.mem.last_event_id()
+    else:
+        events = app_ctx.mem.audit(after_id=int(seen["audit"]), limit=EVENTS_PER_POLL)
+        if events:
+            seen["audit"] = int(events[0].id or seen["audit"])
+            if any(changes_memories(e) for e in events):
+                changed = True
+                note = describe(events)
+    seen.update(count=count, layout=s.finished, note=note)
     return seen, ((version or 0) + 1 if changed else None), status_text(app_ctx)
 
 
@@ -62,6 +107,8 @@ def register(app: Dash, app_ctx: AppContext) -> None:
         Output("seen", "data"),
         Output("data-version", "data", allow_duplicate=True),
         Output("layout-status", "children"),
+        Output("sync-status", "children"),
+        Output("audit-version", "data"),
         Input("poll", "n_intervals"),
         Input("refit", "n_clicks"),
         State("seen", "data"),
@@ -71,5 +118,12 @@ def register(app: Dash, app_ctx: AppContext) -> None:
     def _poll(_n, _refit, seen, version):
         if dash_ctx.triggered_id == "refit":
             app_ctx.layout_job.start("fit")
+        before = (seen or {}).get("audit")
         seen, new_version, text = poll(app_ctx, seen, version)
-        return seen, new_version if new_version is not None else no_update, text
+        return (
+            seen,
+            new_version if new_version is not None else no_update,
+            text,
+            seen["note"] or no_update,
+            seen["audit"] if seen.get("audit") != before else no_update,
+        )
