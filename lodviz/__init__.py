@@ -48,6 +48,9 @@ def open(
     embed_field: str | None = None,
     compressor: Compressor | str | None = None,
     memory_class: type[Memory] = Memory,
+    tokenizer: str | None = None,
+    lexical_weight: float = 1.0,
+    budget_policy: str = "readable-first",
 ) -> Memory:
     """Open (or create) a DuckDB store and return the ``Memory`` service over it.
 
@@ -63,6 +66,14 @@ def open(
 
     ``memory_class`` is the ``Memory`` subclass to build (``lodviz serve``
     uses one whose operations run one at a time across threads).
+
+    ``tokenizer`` is what token budgets count with: by default the embedding
+    model's own tokenizer; ``"tiktoken:cl100k_base"`` or any Hugging Face
+    tokenizer name or path (``$LODVIZ_TOKENIZER``). ``lexical_weight`` (0-1)
+    is how much BM25 evidence adds to S (0: the cosine alone).
+    ``embed_field`` for a new store: ``"auto"`` (the default: the full text
+    where the model reads it whole, else the summary), ``"summary"`` or
+    ``"full"``.
     """
     from lodviz.store.duckdb import DuckDBStore
 
@@ -72,7 +83,16 @@ def open(
     if embedder is None:
         embedder = SentenceTransformerEmbedder(model) if model else None
     try:
-        return memory_class(store, embedder, compressor, actor=actor, embed_field=embed_field)
+        return memory_class(
+            store,
+            embedder,
+            compressor,
+            actor=actor,
+            embed_field=embed_field,
+            tokenizer=tokenizer,
+            lexical_weight=lexical_weight,
+            budget_policy=budget_policy,
+        )
     except Exception:
         store.close()
         raise

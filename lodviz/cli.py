@@ -200,11 +200,14 @@ def _print_result(result: Result, headlines: int, show_scores: bool = True) -> N
     )
     if result.exclude:
         click.echo(f"excluding: {', '.join(result.exclude)}")
+    tokens = (
+        f"{result.tokens:,} tokens ({result.tokenizer}) of a {result.budget_tokens:,} budget"
+        if result.counted_tokens is not None and result.budget_tokens
+        else f"~{result.tokens:,} tokens"
+    )
     click.echo(
         f"{counts['FULL']} full · {counts['SUMMARY']} summaries · {counts['HEADLINE']} headlines"
-        f"  (~{result.tokens:,} tokens"
-        + (f" of a {result.budget_tokens:,} budget" if result.budget_tokens else "")
-        + f"; {result.candidates} candidates)"
+        f"  ({tokens}; {result.candidates} candidates)"
     )
     for tier in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE):
         items = result.by_tier(tier)
@@ -246,14 +249,17 @@ def _indent(text: str) -> str:
 @click.option("--no-touch", is_flag=True, help="Look without counting a retrieval.")
 @click.option("--headlines", default=25, show_default=True, help="Headlines to print.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--text", "as_text", is_flag=True, help="Print exactly the text an agent receives (what --budget counts).")
 @pass_state
-def search(state: _State, query: str, agent_id: str | None, preset: str | None, exclude: tuple[str, ...], budget_tokens: int | None, now: str | None, no_touch: bool, headlines: int, as_json: bool, **values: Any) -> None:
+def search(state: _State, query: str, agent_id: str | None, preset: str | None, exclude: tuple[str, ...], budget_tokens: int | None, now: str | None, no_touch: bool, headlines: int, as_json: bool, as_text: bool, **values: Any) -> None:
     """Search: the k nearest memories, each at its tier."""
     mem = state.open(must_exist=True)
     params = _params(mem, agent_id, preset, **values)
     result = mem.search(query, agent_id=agent_id, params=params, exclude=list(exclude), budget_tokens=budget_tokens, now=now, touch=not no_touch)
     if as_json:
         _echo_json(result.to_dict())
+    elif as_text:
+        click.echo(result.render(), nl=False)
     else:
         _print_result(result, headlines)
 

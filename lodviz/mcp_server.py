@@ -166,10 +166,8 @@ def _result(text: str, data: BaseModel | dict[str, Any]) -> CallToolResult:
 
 
 def _landscape(result: Result, agent: str) -> CallToolResult:
-    text = result.render()
-    if not result.items:
-        text = text.rstrip() + f"\n(Nothing visible to agent {agent!r} here.)\n"
-    return _result(text, result.to_dict())
+    # Exactly render(): the text a token budget was kept on.
+    return _result(result.render(), result.to_dict())
 
 
 def _describe(record: MemoryRecord) -> str:

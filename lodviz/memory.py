@@ -32,9 +32,12 @@ from lodviz.errors import (
 )
 from lodviz.ingest.compress import Compressor, ExtractiveCompressor
 from lodviz.ingest.embed import Embedder, SentenceTransformerEmbedder
+from lodviz import lexical as lex
 from lodviz.ingest.records import MemoryInput, parse_record, parse_time
 from lodviz.params import DEFAULT, PRESETS, Params, preset
+from lodviz.result import Hit, Result, count_tiers, date_line, header, line, render_items
 from lodviz.scoring import Tier
+from lodviz.tokens import TokenCounter, count, token_counter
 from lodviz.store.base import (
     AuditEvent,
     MemoryRecord,
@@ -47,128 +50,9 @@ from lodviz.store.base import (
 
 log = logging.getLogger("lodviz")
 
-EMBED_FIELDS = ("summary", "full")
-
-
-@dataclass
-class Hit:
-    """One memory in a result, with its content at its tier and why."""
-
-    id: int
-    tier: Tier
-    content: str
-    similarity: float
-    decay: float
-    score: float
-    penalty: float
-    retrieval_count: int
-    last_retrieved_at: datetime | None
-    created_at: datetime
-    agent_id: str
-    visibility: str
-    kind: str
-    source: str | None
-    floor: Tier
-    tokens: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "tier": self.tier.name,
-            "content": self.content,
-            "similarity": round(self.similarity, 6),
-            "decay": round(self.decay, 6),
-            "score": round(self.score, 6),
-            "penalty": round(self.penalty, 6),
-            "retrieval_count": self.retrieval_count,
-            "last_retrieved_at": iso(self.last_retrieved_at),
-            "created_at": iso(self.created_at),
-            "agent_id": self.agent_id,
-            "visibility": self.visibility,
-            "kind": self.kind,
-            "source": self.source,
-            "floor": self.floor.name,
-            "tokens": self.tokens,
-        }
-
-
-@dataclass
-class Result:
-    """What a search or a non-semantic mode returns."""
-
-    mode: str  # search, recent, unseen, sample
-    items: list[Hit]
-    params: Params
-    now: datetime
-    agent_id: str | None
-    query: str | None = None
-    exclude: list[str] = field(default_factory=list)
-    budget_tokens: int | None = None
-    candidates: int = 0
-
-    @property
-    def counts(self) -> dict[str, int]:
-        return _counts(self.items)
-
-    @property
-    def tokens(self) -> int:
-        return sum(item.tokens for item in self.items)
-
-    def by_tier(self, tier: Tier) -> list[Hit]:
-        return [item for item in self.items if item.tier == tier]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "mode": self.mode,
-            "query": self.query,
-            "exclude": self.exclude,
-            "agent_id": self.agent_id,
-            "now": iso(self.now),
-            "params": self.params.to_dict(),
-            "budget_tokens": self.budget_tokens,
-            "candidates": self.candidates,
-            "counts": self.counts,
-            "tokens": self.tokens,
-            "items": [item.to_dict() for item in self.items],
-        }
-
-    def render(self, *, max_headlines: int | None = None) -> str:
-        """The result as text an LLM reads well: full items, then summaries, then headlines."""
-        counts = self.counts
-        title = {
-            "search": f"Memory landscape for {self.query!r}",
-            "recent": "Memories in the time window",
-            "unseen": "Memories never retrieved",
-            "sample": "Memories resurfaced from what is being ignored",
-        }[self.mode]
-        lines = [
-            f"{title}: {counts['FULL']} full, {counts['SUMMARY']} summaries, "
-            f"{counts['HEADLINE']} headlines (~{self.tokens} tokens)."
-        ]
-        if self.exclude:
-            lines.append(f"Excluding topics: {', '.join(self.exclude)}.")
-        for tier, heading in (
-            (Tier.FULL, "FULL"),
-            (Tier.SUMMARY, "SUMMARIES"),
-            (Tier.HEADLINE, "HEADLINES (memory_expand an id for its full text)"),
-        ):
-            items = self.by_tier(tier)
-            if not items:
-                continue
-            lines.append("")
-            lines.append(f"== {heading} ==")
-            shown = items if (tier != Tier.HEADLINE or max_headlines is None) else items[:max_headlines]
-            for item in shown:
-                stamp = item.created_at.date().isoformat()
-                if tier == Tier.HEADLINE:
-                    lines.append(f"[{item.id}] {item.content}")
-                else:
-                    lines.append(f"[{item.id}] ({item.kind}, {stamp}, L={item.score:.2f})")
-                    lines.append(item.content)
-                    lines.append("")
-            if len(shown) < len(items):
-                lines.append(f"... and {len(items) - len(shown)} more headlines.")
-        return "\n".join(lines).rstrip() + "\n"
+EMBED_FIELDS = ("auto", "summary", "full")
+#: The default for new stores: the full text where the model reads it whole, else the summary.
+DEFAULT_EMBED_FIELD = "auto"
 
 
 @dataclass
@@ -191,6 +75,17 @@ class Landscape:
         if isinstance(self.rows, slice):
             return self.all_vectors[local_rows]
         return self.all_vectors[self.rows[local_rows]]
+
+
+@dataclass(frozen=True)
+class _Candidates:
+    """A query's candidates, most relevant first (rows of the store's snapshot)."""
+
+    rows: np.ndarray
+    cosine: np.ndarray
+    lexical: np.ndarray
+    similarity: np.ndarray  # S = fuse(cos, lex)
+    penalty: np.ndarray | None
 
 
 @dataclass
@@ -225,22 +120,39 @@ class Memory:
         *,
         actor: str = "api",
         embed_field: str | None = None,
+        tokenizer: str | TokenCounter | None = None,
+        lexical_weight: float = 1.0,
+        budget_policy: str = "readable-first",
     ) -> None:
         self.store = store
         self._embedder = embedder
         self._compressor = compressor
         self.actor = actor
         meta = store.meta()
-        chosen = embed_field or meta.get("embed_field") or "summary"
+        chosen = embed_field or meta.get("embed_field") or DEFAULT_EMBED_FIELD
         if chosen not in EMBED_FIELDS:
-            raise InvalidParameters(f"embed_field must be 'summary' or 'full', got {chosen!r}.")
+            raise InvalidParameters(f"embed_field must be 'auto', 'summary' or 'full', got {chosen!r}.")
         if meta.get("embed_field") and embed_field and embed_field != meta["embed_field"]:
             raise InvalidParameters(
                 f"this store embeds the {meta['embed_field']} text; it cannot switch to {embed_field}."
             )
         self.embed_field = chosen
+        if isinstance(lexical_weight, bool) or not isinstance(lexical_weight, (int, float)) or not 0 <= lexical_weight <= 1:
+            raise InvalidParameters(f"lexical_weight must be between 0 and 1, got {lexical_weight!r}.")
+        self.lexical_weight = float(lexical_weight)
+        if budget_policy not in budgeting.POLICIES:
+            raise InvalidParameters(f"budget_policy must be one of {', '.join(budgeting.POLICIES)}, got {budget_policy!r}.")
+        self.budget_policy = budget_policy
+        self._tokenizer_spec = tokenizer
+        self._counter: TokenCounter | None = None
+        self._window_counter: TokenCounter | None = None
         self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._similarity_cache: OrderedDict[tuple[str, int], np.ndarray] = OrderedDict()
+        self._candidate_cache: OrderedDict[tuple[Any, ...], _Candidates] = OrderedDict()
+        # Per memory, by its row (rows never move: ids only grow): BM25 documents
+        # and the tokens of its rendered line at each tier, filled as searches need them.
+        self._documents: dict[int, tuple[Any, int]] = {}
+        self._line_tokens: dict[tuple[int, int], int] = {}
 
     # -- parts ----------------------------------------------------------------
 
@@ -255,6 +167,13 @@ class Memory:
         if self._compressor is None:
             self._compressor = ExtractiveCompressor(self.embedder)
         return self._compressor
+
+    @property
+    def token_counter(self) -> TokenCounter:
+        """What budgets count with: the embedding model's tokenizer unless configured otherwise."""
+        if self._counter is None:
+            self._counter = token_counter(self._tokenizer_spec, self._embedder if self._embedder is not None else self.embedder)
+        return self._counter
 
     def _check_embedder(self) -> None:
         """Refuse a model whose vectors cannot be compared with the store's."""
@@ -372,10 +291,7 @@ class Memory:
         if not fresh:
             return [], len(batch)
         compressed = self.compressor.compress([r.text for r, _ in fresh])
-        to_embed = [
-            c.summary if self.embed_field == "summary" else r.text
-            for (r, _), c in zip(fresh, compressed)
-        ]
+        to_embed = self._texts_to_embed([r.text for r, _ in fresh], [c.summary for c in compressed])
         vectors = self.embedder.embed(to_embed)
         now = datetime.now(timezone.utc)
         rows = [
@@ -408,6 +324,28 @@ class Memory:
         ids = self.store.insert(rows, event)
         written = [i for i in ids if i is not None]
         return written, len(batch) - len(written)
+
+    def _texts_to_embed(self, texts: list[str], summaries: list[str]) -> list[str]:
+        """Per memory, the text its vector is made from (``embed_field``).
+
+        "auto" embeds the full text where the model reads it whole and the
+        summary where the model would cut the text short: a truncated text's
+        vector says nothing of what comes after the cut, while the summary
+        covers it all.
+        """
+        if self.embed_field == "summary":
+            return summaries
+        if self.embed_field == "full":
+            return texts
+        window = int(getattr(self.embedder, "max_tokens", 256)) - 2  # the model adds two special tokens
+        source = getattr(self.embedder, "tokenizer_source", None)
+        if source:
+            if self._window_counter is None:
+                self._window_counter = token_counter(source)
+            lengths = self._window_counter.count_many(texts)
+        else:
+            lengths = np.fromiter((len(t) // 3 for t in texts), dtype=np.int64, count=len(texts))
+        return [text if n <= window else summary for text, summary, n in zip(texts, summaries, lengths)]
 
     # -- profiles ---------------------------------------------------------------
 
@@ -478,7 +416,8 @@ class Memory:
 
         This is the visualiser's view: the tiers a search with these settings
         would give, for the whole store at once. With no query, S is 0 and the
-        tiers follow recency alone.
+        tiers follow recency alone. S of a query's k candidates carries their
+        lexical evidence, as in a search; beyond them S is the cosine alone.
         """
         params = params or self.profile(agent_id)
         when = self._now(now)
@@ -486,28 +425,27 @@ class Memory:
         visible = self._visible(state, agent_id)
         everything = bool(visible.all())
         rows = slice(None) if everything else np.flatnonzero(visible)
-        # Similarities over the whole matrix, then the visible rows: indexing a
-        # vector is cheap, indexing the (N, d) matrix would copy it.
+        n_all = len(state)
+        qvec = None
+        candidate_all = np.ones(n_all, dtype=bool)
+        s_all = np.zeros(n_all, dtype=np.float64)
+        penalty_all = self._penalty(exclude, vectors, exclude_weight) if n_all else None
+        if query and query.strip() and n_all and visible.any():
+            qvec = self.embed_query(query)
+            cosine = self._similarity_all(query, qvec, vectors)
+            found = self._candidates(query, qvec, state, vectors, visible, params.k, exclude, exclude_weight, cosine=cosine)
+            s_all = cosine.astype(np.float64)
+            s_all[found.rows] = found.similarity
+            candidate_all = np.zeros(n_all, dtype=bool)
+            candidate_all[found.rows] = True
         if not everything:
             state = state.take(rows)
-        n = len(state)
-        qvec = None
-        if query and query.strip() and n:
-            qvec = self.embed_query(query)
-            s = self._similarity_all(query, qvec, vectors)[rows]
-            candidate = np.zeros(n, dtype=bool)
-            k = min(params.k, n)
-            candidate[np.argpartition(-s, k - 1)[:k] if k < n else slice(None)] = True
-        else:
-            s = np.zeros(n, dtype=np.float32)
-            candidate = np.ones(n, dtype=bool)
-        penalty = self._penalty(exclude, vectors, exclude_weight) if n else None
-        if penalty is not None:
-            penalty = penalty[rows]
         t = scoring.age_days(when.timestamp(), state.created_at, state.last_retrieved_at)
-        scored = scoring.score_all(s, t, state.retrieval_count, state.floor, params, penalty)
+        scored = scoring.score_all(
+            s_all[rows], t, state.retrieval_count, state.floor, params, penalty_all[rows] if penalty_all is not None else None
+        )
         terms = tuple(t.strip() for t in exclude if t and t.strip())
-        return Landscape(state, scored, params, when, query, qvec, candidate, vectors, rows, terms)
+        return Landscape(state, scored, params, when, query, qvec, candidate_all[rows], vectors, rows, terms)
 
     def record_view(self, land: Landscape, *, agent_id: str | None = None, actor: str | None = None) -> None:
         """Audit a landscape looked at with a query (the app's searches) as a search that touched nothing.
@@ -535,6 +473,69 @@ class Memory:
                 },
             )
         )
+
+    def _candidates(
+        self,
+        query: str,
+        qvec: np.ndarray,
+        state: State,
+        vectors: np.ndarray,
+        visible: np.ndarray,
+        k: int,
+        exclude: Sequence[str] = (),
+        exclude_weight: float = 1.0,
+        cosine: np.ndarray | None = None,
+    ) -> "_Candidates":
+        """A query's k candidates, most relevant first, with cos, lexical evidence, S and any penalty.
+
+        Candidates are the k nearest visible memories by cosine (less the
+        exclusion penalty); S = fuse(cos, lex) re-ranks them (``lexical``).
+        Kept for the last few queries: a slider move asks again.
+        """
+        terms = tuple(t.strip() for t in exclude if t and t.strip())
+        key = (query.strip(), terms, exclude_weight, k, self.lexical_weight, len(vectors), hash(visible.tobytes()))
+        found = self._candidate_cache.get(key)
+        if found is not None:
+            self._candidate_cache.move_to_end(key)
+            return found
+        penalty = None
+        if terms or cosine is not None:
+            cos_all = self._similarity_all(query, qvec, vectors) if cosine is None else cosine
+            penalty_all = self._penalty(terms, vectors, exclude_weight) if terms else None
+            ranked = np.where(visible, cos_all - (penalty_all if penalty_all is not None else 0.0), -np.inf)
+            kk = min(k, int(visible.sum()))
+            rows = np.argpartition(-ranked, kk - 1)[:kk] if 0 < kk < len(ranked) else np.flatnonzero(visible)[:kk]
+            cos = cos_all[rows].astype(np.float64)
+            penalty = penalty_all[rows] if penalty_all is not None else None
+        else:
+            rows, cos = self.store.nearest(qvec, k, visible, vectors)
+            cos = np.asarray(cos, dtype=np.float64)
+        lexical = self._lexical(query, state, rows) if self.lexical_weight > 0 else np.zeros(len(rows))
+        similarity = scoring.fuse(cos, lexical, self.lexical_weight)
+        relevance = similarity - penalty if penalty is not None else similarity
+        order = np.argsort(-relevance, kind="stable")
+        found = _Candidates(
+            rows=np.asarray(rows, dtype=np.int64)[order],
+            cosine=cos[order],
+            lexical=lexical[order],
+            similarity=similarity[order],
+            penalty=penalty[order] if penalty is not None else None,
+        )
+        self._candidate_cache[key] = found
+        while len(self._candidate_cache) > 8:
+            self._candidate_cache.popitem(last=False)
+        return found
+
+    def _lexical(self, query: str, state: State, rows: np.ndarray) -> np.ndarray:
+        """BM25 evidence (``lodviz.lexical``) of each candidate's summary for ``query``."""
+        rows = np.asarray(rows, dtype=np.int64).tolist()
+        missing = [row for row in rows if row not in self._documents]
+        if missing:
+            ids = state.ids[missing].tolist()
+            texts = self.store.contents(ids, [int(Tier.SUMMARY)] * len(ids))
+            for row, memory_id in zip(missing, ids):
+                self._documents[row] = lex.document(texts[memory_id][0])
+        return lex.scores(query, [self._documents[row] for row in rows])
 
     def _similarity_all(self, query: str, qvec: np.ndarray, vectors: np.ndarray) -> np.ndarray:
         """S of every stored memory for ``query``, kept for the last few queries.
@@ -603,22 +604,10 @@ class Memory:
         state, vectors = self.store.snapshot()
         visible = self._visible(state, agent_id)
         qvec = self.embed_query(query)
-        if exclude:
-            # Rank candidates by S less the penalty, so excluded topics give way.
-            s_all = scoring.similarity(qvec, vectors)
-            pen_all = self._penalty(exclude, vectors, exclude_weight)
-            assert pen_all is not None
-            ranked = np.where(visible, s_all - pen_all, -np.inf)
-            kk = min(params.k, int(visible.sum()))
-            rows = np.argpartition(-ranked, kk - 1)[:kk] if 0 < kk < len(ranked) else np.flatnonzero(visible)[:kk]
-            rows = rows[np.argsort(-ranked[rows], kind="stable")]
-            s, penalty = s_all[rows], pen_all[rows]
-        else:
-            rows, s = self.store.nearest(qvec, params.k, visible, vectors)
-            penalty = None
-        sub = state.take(rows)
+        found = self._candidates(query, qvec, state, vectors, visible, params.k, exclude, exclude_weight)
+        sub = state.take(found.rows)
         t = scoring.age_days(when.timestamp(), sub.created_at, sub.last_retrieved_at)
-        scored = scoring.score_all(s, t, sub.retrieval_count, sub.floor, params, penalty)
+        scored = scoring.score_all(found.similarity, t, sub.retrieval_count, sub.floor, params, found.penalty)
         return self._deliver(
             "search",
             sub,
@@ -631,7 +620,7 @@ class Memory:
             budget_tokens=budget_tokens,
             touch=touch,
             actor=actor,
-            order=np.argsort(-scored.score, kind="stable"),
+            order=np.arange(len(sub)),  # most relevant first
         )
 
     def _deliver(
@@ -651,29 +640,45 @@ class Memory:
         actor: str | None = None,
         extra: dict[str, Any] | None = None,
     ) -> Result:
-        """Fetch texts, fit the budget, count retrievals and audit: the tail every mode shares."""
+        """Fit the budget, fetch texts, count retrievals and audit: the tail every mode shares.
+
+        ``order`` lists the rows of ``sub`` most relevant first.
+        """
         if budget_tokens is not None and (isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int) or budget_tokens < 1):
             raise InvalidParameters(f"budget_tokens must be a whole number of at least 1, got {budget_tokens!r}.")
-        if budget_tokens is not None and budget_tokens < budgeting.MIN_ITEM_TOKENS:
+        if budget_tokens is not None and budget_tokens < budgeting.MIN_BUDGET:
             raise BudgetTooSmall(
-                f"a budget of {budget_tokens} tokens cannot hold even one headline "
-                f"(the smallest possible costs {budgeting.MIN_ITEM_TOKENS})."
+                f"a budget of {budget_tokens} tokens cannot hold even one headline with the result's header "
+                f"(at least {budgeting.MIN_BUDGET})."
             )
-        keep = order[scored.tier[order] > Tier.OUT]
-        ids = sub.ids[keep]
-        tier = scored.tier[keep].astype(np.int64)
-        if budget_tokens is not None and len(keep):
-            # Costs from the stored lengths: the budget needs no text read.
-            costs = budgeting.tier_costs(sub.len_text[keep], sub.len_summary[keep], sub.len_headline[keep])
-            tier = budgeting.fit_budget(tier, scored.score[keep], costs, budget_tokens).astype(np.int64)
-        shown = tier > Tier.OUT
-        contents = self.store.contents(ids[shown].tolist(), tier[shown].tolist())
-        items = _hits(sub, keep[shown], tier[shown], contents, scored)
+        keep = np.asarray(order)[scored.tier[order] > Tier.OUT]
+        if budget_tokens is None:
+            rows, tiers = keep, scored.tier[keep].astype(np.int64)
+            contents = self.store.contents(sub.ids[rows].tolist(), tiers.tolist())
+            items = _hits(sub, rows, tiers, contents, scored)
+            counted = None
+        else:
+            items, counted = self._fit(mode, sub, scored, keep, budget_tokens, query, exclude)
+        # Sharpest first, and by relevance within a tier (render() lists them by day).
+        items.sort(key=lambda item: -int(item.tier))
         touched = [item.id for item in items if item.tier >= Tier.SUMMARY]
+        result = Result(
+            mode=mode,
+            items=items,
+            params=params,
+            now=when,
+            agent_id=agent_id,
+            query=query,
+            exclude=list(exclude),
+            budget_tokens=budget_tokens,
+            candidates=len(sub),
+            counted_tokens=counted,
+            tokenizer=self.token_counter.name if counted is not None else None,
+        )
         details = {
             "params": params.to_dict(),
-            "counts": _counts(items),
-            "tokens": sum(item.tokens for item in items),
+            "counts": count_tiers(items),
+            "tokens": result.tokens,
             "touched": touched if touch else [],
             "exclude": list(exclude),
             "budget_tokens": budget_tokens,
@@ -688,18 +693,89 @@ class Memory:
         else:  # a look that leaves no trace on the memories is still a search on record
             event.details["looked_only"] = True
             self.store.record(event)
-        result = Result(
-            mode=mode,
-            items=items,
-            params=params,
-            now=when,
-            agent_id=agent_id,
-            query=query,
-            exclude=list(exclude),
-            budget_tokens=budget_tokens,
-            candidates=len(sub),
-        )
         return result
+
+    def _fit(
+        self,
+        mode: str,
+        sub: State,
+        scored: scoring.Scored,
+        keep: np.ndarray,
+        budget: int,
+        query: str | None,
+        exclude: Sequence[str],
+    ) -> tuple[list[Hit], int]:
+        """The items of a result within ``budget`` real tokens of ``render()``, and its count.
+
+        Prices each candidate's rendered line at each tier it may take and each
+        day heading with the token counter, lets ``budget.fit`` choose, then
+        counts the rendered text itself and, should joining the lines cost
+        more than their sum (a BPE tokenizer can merge across a line break),
+        leaves out the least relevant items until it fits.
+        """
+        counter = self.token_counter
+        newline = max(count(counter, "a\nb") - count(counter, "a") - count(counter, "b"), 0)
+        # Only as many candidates as could possibly fit: the cheapest line is a few tokens.
+        estimate = np.cumsum(budgeting.tokens_for_length(sub.len_headline[keep]) // 2)
+        keep = keep[: int(np.searchsorted(estimate, budget)) + 1]
+        natural = scored.tier[keep].astype(np.int64)
+        ids = sub.ids[keep]
+        texts: dict[int, dict[int, tuple[str, str | None]]] = {}
+        for tier in (Tier.HEADLINE, Tier.SUMMARY, Tier.FULL):
+            wanted = np.flatnonzero(natural >= tier)
+            texts[tier] = self.store.contents(ids[wanted].tolist(), [int(tier)] * len(wanted)) if len(wanted) else {}
+        lengths = {Tier.HEADLINE: sub.len_headline, Tier.SUMMARY: sub.len_summary, Tier.FULL: sub.len_text}
+        costs = np.zeros((len(keep), 4), dtype=np.int64)
+        lines: list[str] = []
+        slots: list[tuple[int, int]] = []
+        for tier in (Tier.HEADLINE, Tier.SUMMARY, Tier.FULL):
+            for i in np.flatnonzero(natural >= tier).tolist():
+                row = int(keep[i])
+                cached = self._line_tokens.get((int(ids[i]), int(tier)))
+                if cached is not None:
+                    costs[i, tier] = cached
+                    continue
+                whole = bool(lengths[tier][row] == sub.len_text[row])
+                lines.append(line(int(ids[i]), texts[tier][int(ids[i])][0], whole))
+                slots.append((i, int(tier)))
+        if lines:
+            for (i, tier), n in zip(slots, counter.count_many(lines).tolist()):
+                costs[i, tier] = n
+                self._line_tokens[(int(ids[i]), tier)] = n
+        costs[:, 1:] += newline
+        days = [date_line(created) for created in (from_seconds(x) for x in sub.created_at[keep].tolist())]
+        names, groups = np.unique(np.asarray(days, dtype=object), return_inverse=True)
+        group_costs = counter.count_many([str(d) for d in names]) + newline
+        most = {"FULL": len(keep), "SUMMARY": len(keep), "HEADLINE": len(keep)}  # an upper bound on the counts' digits
+        fixed = count(counter, header(mode, query, most, exclude)) + newline
+        if fixed >= budget:
+            raise BudgetTooSmall(f"a budget of {budget} tokens cannot hold even one headline with the result's header ({fixed} tokens).")
+        detail_order = np.argsort(-scored.score[keep], kind="stable")
+
+        def choose(room: int) -> np.ndarray:
+            return budgeting.fit(
+                natural, costs, room, groups=groups, group_costs=group_costs, detail_order=detail_order, policy=self.budget_policy
+            )
+
+        tiers = choose(budget - fixed)
+        # The header was priced for the largest counts; the real one is often shorter, and what it frees may hold more.
+        def header_cost(tiers: np.ndarray) -> int:
+            shown = {t.name: int((tiers == t).sum()) for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
+            return count(counter, header(mode, query, shown, exclude)) + newline
+
+        actual = header_cost(tiers)
+        if actual < fixed:
+            roomier = choose(budget - actual)
+            if header_cost(roomier) <= actual:
+                tiers = roomier
+        chosen = np.flatnonzero(tiers > Tier.OUT)
+        contents = {int(ids[i]): texts[int(tiers[i])][int(ids[i])] for i in chosen.tolist()}
+        items = _hits(sub, keep[chosen], tiers[chosen].astype(np.int64), contents, scored, costs[chosen, tiers[chosen]])
+        while True:
+            used = count(counter, render_items(mode, query, items, exclude))
+            if used <= budget or not items:
+                return items, used
+            items = items[:-1]  # the least relevant goes first
 
     # -- one memory ---------------------------------------------------------------
 
@@ -867,7 +943,16 @@ class Memory:
         state, vectors = self.store.snapshot()
         row = int(state.rows_of([record.id])[0])
         vector = vectors[row : row + 1]
-        s = float(scoring.similarity(self.embed_query(query), vector)[0]) if query and query.strip() else 0.0
+        s = 0.0
+        if query and query.strip():
+            # As in a search: S carries lexical evidence if the memory is among the query's candidates.
+            qvec = self.embed_query(query)
+            cosine = self._similarity_all(query, qvec, vectors)
+            found = self._candidates(
+                query, qvec, state, vectors, self._visible(state, agent_id), params.k, exclude, exclude_weight, cosine=cosine
+            )
+            at = np.flatnonzero(found.rows == row)
+            s = float(found.similarity[at[0]]) if len(at) else max(float(cosine[row]), 0.0)
         penalty = self._penalty(exclude, vector, exclude_weight)
         t = float(scoring.age_days(when.timestamp(), state.created_at[row : row + 1], state.last_retrieved_at[row : row + 1])[0])
         return scoring.explain(
@@ -1017,13 +1102,6 @@ class Memory:
         return self.store.count()
 
 
-def _counts(items: Sequence[Hit]) -> dict[str, int]:
-    counts = {tier.name: 0 for tier in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
-    for item in items:
-        counts[item.tier.name] += 1
-    return counts
-
-
 def _as_id(value: Any) -> int:
     if isinstance(value, bool):
         raise MemoryNotFound(value)
@@ -1051,14 +1129,18 @@ def _hits(
     tiers: np.ndarray,
     contents: dict[int, tuple[str, str | None]],
     scored: scoring.Scored,
+    tokens: np.ndarray | None = None,
 ) -> list[Hit]:
     """Result items for ``rows`` of the scored state, column by column.
 
     A search builds up to k (1000) of these; reading each column once as a list
     costs a fraction of indexing numpy scalars item by item. ``retrieval_count``
-    is the count before this search.
+    is the count before this search. ``tokens`` are the items' counted line
+    tokens where known, else an estimate from the text's length.
     """
     names = sub.agent_names
+    lengths = np.choose(np.clip(tiers, 1, 3) - 1, [sub.len_headline[rows], sub.len_summary[rows], sub.len_text[rows]]) if len(rows) else np.zeros(0)
+    whole = (lengths == sub.len_text[rows]).tolist() if len(rows) else []
     columns = zip(
         sub.ids[rows].tolist(),
         tiers.tolist(),
@@ -1073,9 +1155,11 @@ def _hits(
         sub.shared[rows].tolist(),
         sub.kind[rows].tolist(),
         sub.floor[rows].tolist(),
+        whole,
+        tokens.tolist() if tokens is not None else [None] * len(rows),
     )
     items = []
-    for memory_id, tier, s, d, l, pen, count, last, created, code, shared, kind, floor in columns:
+    for memory_id, tier, s, d, l, pen, count, last, created, code, shared, kind, floor, is_whole, n in columns:
         content, source = contents[memory_id]
         items.append(
             Hit(
@@ -1094,7 +1178,8 @@ def _hits(
                 kind=str(kind),
                 source=source,
                 floor=_TIERS[floor],
-                tokens=budgeting.estimate_tokens(content),
+                tokens=int(n) if n is not None else budgeting.estimate_tokens(content),
+                whole=bool(is_whole),
             )
         )
     return items

@@ -2,7 +2,7 @@
 
 For one query against N memories:
 
-    S = max(0, cos(e_q, e_m))                        semantic similarity
+    S = 1 - (1 - max(0, cos(e_q, e_m))) * (1 - w*lex)  similarity: cosine OR lexical evidence
     D = exp(-lambda * t / (1 + ln(1 + r)))           temporal decay
     L = alpha * S + (1 - alpha) * D                  LOD score
     tier = FULL | SUMMARY | HEADLINE | OUT by L against theta1 > theta2 > theta3,
@@ -71,6 +71,18 @@ def similarity(query: np.ndarray, unit_matrix: np.ndarray) -> np.ndarray:
     if unit_matrix.shape[0] == 0:
         return np.zeros(0, dtype=np.float32)
     return np.maximum(unit_matrix @ q, 0.0, dtype=np.float32)
+
+
+def fuse(cosine: np.ndarray, lexical: np.ndarray, weight: float = 1.0) -> np.ndarray:
+    """S from the cosine and lexical evidence: ``1 - (1 - max(0, cos)) * (1 - weight * lex)``.
+
+    A probabilistic OR: either signal alone can make a memory relevant,
+    lexical evidence only ever raises S, and S stays in [0, 1] when lex is.
+    ``weight`` 0 leaves S the cosine.
+    """
+    cos = np.clip(np.asarray(cosine, dtype=np.float64), 0.0, 1.0)
+    lex = np.clip(np.asarray(lexical, dtype=np.float64), 0.0, 1.0)
+    return 1.0 - (1.0 - cos) * (1.0 - weight * lex)
 
 
 def age_days(

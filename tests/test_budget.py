@@ -1,4 +1,4 @@
-"""A token budget is never exceeded, and resolution drops before items do."""
+"""Fitting a result into a budget: never over, coverage by relevance, resolution capped by L."""
 
 from __future__ import annotations
 
@@ -7,66 +7,125 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lodviz.budget import estimate_tokens, fit_budget, total_tokens
+from lodviz.budget import POLICIES, fit
 from lodviz.errors import BudgetTooSmall
 from lodviz.scoring import Tier
 
 
 @st.composite
-def results(draw):
+def candidates(draw):
+    """Candidates in relevance order: natural tiers, line costs per tier, day groups, a budget."""
     n = draw(st.integers(1, 40))
-    headline = draw(st.lists(st.integers(5, 20), min_size=n, max_size=n))
-    summary = [h + draw(st.integers(0, 60)) for h in headline]
-    full = [s + draw(st.integers(0, 300)) for s in summary]
+    headline = np.array(draw(st.lists(st.integers(3, 20), min_size=n, max_size=n)))
+    summary = headline + np.array(draw(st.lists(st.integers(0, 60), min_size=n, max_size=n)))
+    full = summary + np.array(draw(st.lists(st.integers(0, 300), min_size=n, max_size=n)))
     costs = np.zeros((n, 4), dtype=np.int64)
     costs[:, 1], costs[:, 2], costs[:, 3] = headline, summary, full
-    tiers = np.array(draw(st.lists(st.integers(1, 3), min_size=n, max_size=n)))
-    scores = np.array(draw(st.lists(st.floats(0, 1), min_size=n, max_size=n)))
-    budget = draw(st.integers(int(costs[:, 1].min()), int(costs[np.arange(n), tiers].sum()) + 10))
-    return tiers, scores, costs, budget
+    natural = np.array(draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)))
+    groups = np.array(draw(st.lists(st.integers(0, 5), min_size=n, max_size=n)))
+    group_costs = np.array(draw(st.lists(st.integers(0, 6), min_size=6, max_size=6)))
+    order = np.array(draw(st.permutations(list(range(n)))))
+    cheapest = int((costs[:, 1] + group_costs[groups]).min())
+    budget = draw(st.integers(cheapest, int(costs[:, 3].sum() + group_costs.sum()) + 10))
+    policy = draw(st.sampled_from(POLICIES))
+    return natural, costs, groups, group_costs, order, budget, policy
 
 
-@given(results())
-def test_budget_is_never_exceeded(case):
-    tiers, scores, costs, budget = case
-    fitted = fit_budget(tiers, scores, costs, budget)
-    assert total_tokens(fitted, costs) <= budget
+def spent(tiers, costs, groups, group_costs) -> int:
+    shown = tiers > Tier.OUT
+    return int(costs[np.flatnonzero(shown), tiers[shown]].sum() + group_costs[np.unique(groups[shown])].sum())
 
 
-@given(results())
-def test_no_item_is_dropped_while_any_item_is_above_headline(case):
-    tiers, scores, costs, budget = case
-    fitted = fit_budget(tiers, scores, costs, budget)
-    if (fitted == Tier.OUT).any():
-        assert (fitted[fitted > Tier.OUT] == Tier.HEADLINE).all()
+def run(case):
+    natural, costs, groups, group_costs, order, budget, policy = case
+    return fit(natural, costs, budget, groups=groups, group_costs=group_costs, detail_order=order, policy=policy)
 
 
-@given(results())
-def test_tiers_only_go_down(case):
-    tiers, scores, costs, budget = case
-    assert (fit_budget(tiers, scores, costs, budget) <= tiers).all()
+@given(candidates())
+def test_the_budget_is_never_exceeded(case):
+    natural, costs, groups, group_costs, _, budget, _ = case
+    try:
+        tiers = run(case)
+    except BudgetTooSmall:
+        return
+    assert spent(tiers, costs, groups, group_costs) <= budget
 
 
-def test_lower_scoring_items_lose_resolution_first():
+@given(candidates())
+def test_no_memory_comes_back_sharper_than_its_tier(case):
+    try:
+        tiers = run(case)
+    except BudgetTooSmall:
+        return
+    assert (tiers <= case[0]).all()
+
+
+@given(candidates())
+def test_a_more_relevant_memory_is_left_out_only_when_it_was_the_larger(case):
+    natural, costs, groups, group_costs, _, _, _ = case
+    try:
+        tiers = run(case)
+    except BudgetTooSmall:
+        return
+    for i in np.flatnonzero((natural > Tier.OUT) & (tiers == Tier.OUT)):
+        for j in np.flatnonzero(tiers > Tier.OUT):
+            if j > i:
+                assert costs[j, Tier.HEADLINE] < costs[i, Tier.HEADLINE] + group_costs[groups[i]]
+
+
+@given(candidates())
+def test_the_best_memory_stays_readable_when_the_budget_holds_it(case):
+    natural, costs, groups, group_costs, order, budget, _ = case
+    shown = np.flatnonzero(natural > Tier.OUT)
+    if not len(shown):
+        return
+    best = shown[0]
+    if natural[best] < Tier.SUMMARY or costs[best, Tier.SUMMARY] + group_costs[groups[best]] > budget:
+        return
+    tiers = fit(natural, costs, budget, groups=groups, group_costs=group_costs, detail_order=order)
+    assert tiers[best] >= Tier.SUMMARY
+
+
+def test_a_result_that_fits_comes_back_at_its_tiers():
     costs = np.array([[0, 5, 50, 200]] * 3)
-    tiers = np.array([Tier.FULL, Tier.FULL, Tier.FULL])
-    scores = np.array([0.9, 0.5, 0.7])
-    fitted = fit_budget(tiers, scores, costs, budget=460)  # needs 140 saved: one FULL -> SUMMARY is 150
-    assert fitted.tolist() == [Tier.FULL, Tier.SUMMARY, Tier.FULL]
+    natural = np.array([Tier.FULL, Tier.HEADLINE, Tier.SUMMARY])
+    assert fit(natural, costs, 1000).tolist() == natural.tolist()
 
 
-def test_a_result_that_fits_is_unchanged():
-    costs = np.array([[0, 5, 50, 200]] * 2)
-    tiers = np.array([Tier.FULL, Tier.HEADLINE])
-    assert fit_budget(tiers, np.array([0.9, 0.2]), costs, 1000).tolist() == tiers.tolist()
+def test_full_text_is_given_up_first_by_l():
+    costs = np.array([[0, 5, 50, 200]] * 3)
+    natural = np.array([Tier.FULL, Tier.FULL, Tier.FULL])
+    by_l = np.array([2, 1, 0])  # by L, highest first: the most relevant candidate has the lowest L
+    tiers = fit(natural, costs, budget=460, detail_order=by_l)  # room for two full texts and a summary
+    assert tiers.tolist() == [Tier.SUMMARY, Tier.FULL, Tier.FULL]
 
 
-def test_budget_below_one_headline_is_refused():
+def test_coverage_follows_relevance_not_l():
+    costs = np.array([[0, 10, 10, 10]] * 4)
+    natural = np.array([Tier.HEADLINE, Tier.SUMMARY, Tier.FULL, Tier.FULL])
+    tiers = fit(natural, costs, budget=20, detail_order=np.array([3, 2, 1, 0]))
+    assert tiers.tolist() == [Tier.HEADLINE, Tier.SUMMARY, Tier.OUT, Tier.OUT]
+
+
+def test_coverage_first_gives_every_candidate_a_headline_before_any_detail():
+    costs = np.array([[0, 5, 40, 40]] * 4)
+    natural = np.array([Tier.FULL] * 4)
+    tiers = fit(natural, costs, budget=20 + 35, policy="coverage-first")
+    assert (tiers > Tier.OUT).all() and (tiers == Tier.FULL).sum() == 1
+
+
+def test_a_day_heading_is_paid_once():
+    costs = np.array([[0, 5, 5, 5]] * 3)
+    tiers = fit(np.array([Tier.FULL] * 3), costs, budget=19, groups=np.array([0, 0, 0]), group_costs=np.array([4]))
+    assert (tiers == Tier.FULL).all()
+
+
+def test_a_budget_below_one_headline_is_refused():
     costs = np.array([[0, 9, 50, 200]])
     with pytest.raises(BudgetTooSmall, match="cannot hold even one headline"):
-        fit_budget(np.array([Tier.FULL]), np.array([0.9]), costs, 8)
+        fit(np.array([Tier.FULL]), costs, 8)
 
 
-def test_token_estimate_counts_characters_and_overhead():
-    assert estimate_tokens("") == estimate_tokens("a") - 1
-    assert estimate_tokens("x" * 400) > estimate_tokens("x" * 40)
+def test_an_unknown_policy_is_refused():
+    with pytest.raises(ValueError, match="unknown budget policy"):
+        fit(np.array([Tier.FULL]), np.array([[0, 1, 1, 1]]), 10, policy="random")

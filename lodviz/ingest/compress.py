@@ -76,8 +76,76 @@ def shorten(sentence: str, max_words: int) -> str:
     return head.rstrip(" ,;:-—") + "…"
 
 
+#: Words that carry no fact: function words, greetings, fillers, reactions.
+_EMPTY = frozenset(
+    """a an the and or but if of to in on at for with from by is are was were be been being am i me my mine
+    we our ours us you your yours he him his she her hers it its they them their theirs this that these those
+    do does did done doing have has had having not no yes so very really just what which who whom whose when
+    where why how can could would should will shall may might must about as into than then there here up down
+    out over again also too only own same such some any each few more most other all both get got getting go
+    going went gone let oh ah um uh hmm okay ok yeah yep yup nope hey hi hiya hello bye thanks thank please
+    sorry well like kind sort thing things stuff something anything nothing everything lot lots bit little
+    much many way right guess know think mean feel said say says tell told see saw look looked sure maybe
+    actually honestly basically literally totally pretty quite still even ever never always anyway though
+    although because since while until now soon later good great nice fine cool fun bad wild crazy amazing
+    awesome lovely wow haha lol ooh aw omg""".split()
+)
+_WORDS = re.compile(r"[^\W_][\w'’-]*", re.UNICODE)
+# "Wes: ...", "Dr. Solberg: ...", "user: ...": a speaker or source label kept in front.
+_LABEL = re.compile(r"^(?P<label>[^\W\d_][\w.'’ ()-]{0,38}?):[ \t]+(?=\S)", re.UNICODE)
+
+
+def informativeness(sentence: str) -> float:
+    """How much a sentence states: content words, names and numbers count; fillers do not."""
+    score = 0.0
+    for position, word in enumerate(_WORDS.findall(sentence)):
+        lower = word.lower().strip("'’-")
+        if any(ch.isdigit() for ch in word):
+            score += 1.5
+        elif lower in _EMPTY or len(lower) < 3:
+            continue
+        elif word[0].isupper() and position > 0:
+            score += 1.5  # a name, mid-sentence
+        else:
+            score += 1.0
+    return score
+
+
+def split_label(text: str) -> tuple[str, str]:
+    """("Wes: ", rest) for a text that opens with a short speaker or source label, else ("", text)."""
+    match = _LABEL.match(text)
+    if match and len(match.group("label").split()) <= 4 and "\n" not in match.group("label"):
+        return match.group("label") + ": ", text[match.end():]
+    return "", text
+
+
+def split_title(body: str) -> tuple[str, str]:
+    """(title, rest) when the first of several lines is a short title, else ("", body)."""
+    first, newline, rest = body.partition("\n")
+    first = first.strip()
+    if newline and 0 < len(first.split()) <= 20 and informativeness(first) > 0:
+        if any(informativeness(line) > 0 for line in rest.splitlines()):
+            return first.rstrip(" :"), rest
+    return "", body
+
+
 class ExtractiveCompressor:
-    """Sentence-centrality extraction with the store's own embedding model."""
+    """Extraction without an LLM: informative sentences, centrality from the store's own model.
+
+    - headline: the most informative sentence (the lead wins unless another
+      states twice as much, as notes state their point first), cut at a clause to about
+      ``headline_words`` words; behind a title line, "title — that sentence";
+      a leading speaker label ("Wes: ") is kept.
+    - summary: a text up to ``short_threshold`` characters keeps its
+      informative sentences and drops greetings and fillers ("Oh hey!", "Do
+      you know what I mean?") when that saves at least a fifth; a longer text
+      keeps its lead and its most central sentences (closest to the mean
+      sentence vector) in their original order, up to about ``ratio`` of its
+      length.
+    """
+
+    LEAD_BONUS = 2.0
+    MIN_SAVING = 0.2
 
     def __init__(
         self,
@@ -85,7 +153,7 @@ class ExtractiveCompressor:
         *,
         ratio: float = 0.2,
         short_threshold: int = 240,
-        headline_words: int = 22,
+        headline_words: int = 18,
     ) -> None:
         self.embedder = embedder
         self.ratio = ratio
@@ -93,54 +161,71 @@ class ExtractiveCompressor:
         self.headline_words = headline_words
 
     def compress(self, texts: Sequence[str]) -> list[Compressed]:
-        split = [split_sentences(t) or [t.strip()] for t in texts]
+        parts = [self._parts(text.strip()) for text in texts]
         # One embedding call for every sentence of the batch that needs ranking;
-        # a text up to short_threshold is its own summary, so it needs none.
-        needs = [
-            i for i, s in enumerate(split) if len(s) > 1 and len(texts[i].strip()) > self.short_threshold
-        ]
-        flat = [sentence for i in needs for sentence in split[i]]
+        # a short text needs none.
+        needs = [i for i, (_, _, _, sentences) in enumerate(parts) if len(sentences) > 1 and len(texts[i].strip()) > self.short_threshold]
+        flat = [sentence for i in needs for sentence in parts[i][3]]
         vectors = self.embedder.embed(flat) if flat else np.zeros((0, 1), dtype=np.float32)
-        out: list[Compressed] = []
-        position = 0
         ranked: dict[int, np.ndarray] = {}
+        position = 0
         for i in needs:
-            n = len(split[i])
+            n = len(parts[i][3])
             block = vectors[position : position + n]
             position += n
-            centre = block.mean(axis=0)
-            ranked[i] = np.argsort(-(block @ centre), kind="stable")
+            ranked[i] = np.argsort(-(block @ block.mean(axis=0)), kind="stable")
+        out = []
         for i, text in enumerate(texts):
-            sentences = split[i]
+            label, title, body, sentences = parts[i]
             order = ranked.get(i, np.arange(len(sentences)))
-            out.append(self._compress_one(text.strip(), sentences, order))
+            out.append(self._compress_one(text.strip(), label, title, sentences, order))
         return out
 
-    def _compress_one(self, text: str, sentences: list[str], order: np.ndarray) -> Compressed:
-        headline = self._headline(sentences)
+    @staticmethod
+    def _parts(text: str) -> tuple[str, str, str, list[str]]:
+        label, body = split_label(text)
+        title, body = split_title(body)
+        sentences = split_sentences(body) or [body.strip() or text]
+        return label, title, body, sentences
+
+    def _compress_one(self, text: str, label: str, title: str, sentences: list[str], order: np.ndarray) -> Compressed:
+        scores = [informativeness(s) * (self.LEAD_BONUS if j == 0 else 1.0) for j, s in enumerate(sentences)]
+        headline = self._headline(label, title, sentences, scores)
         if len(text) <= self.short_threshold:
-            return Compressed(summary=text, headline=headline)
+            kept = [s for s, score in zip(sentences, scores) if score > 0]
+            body = " ".join(([title + ":"] if title else []) + kept)
+            summary = label + body if kept else text
+            if len(summary) > (1.0 - self.MIN_SAVING) * len(text):
+                summary = text
+            return Compressed(summary=summary, headline=headline)
         target = max(self.ratio * len(text), 1)
-        # The lead states the point in agents' notes as in news; central
-        # sentences add what the rest of the text is mostly about.
-        chosen = [0]
-        length = len(sentences[0])
+        # The lead states the point in agents' notes as in news (unless it is a
+        # greeting); central sentences add what the rest is mostly about.
+        chosen = [0] if scores[0] > 0 else []
+        length = len(title) + len(sentences[0]) if chosen else len(title)
         for index in order:
             index = int(index)
             if length >= target:
                 break
-            if index in chosen or length + len(sentences[index]) > 1.6 * target:
+            if index in chosen or scores[index] <= 0 or length + len(sentences[index]) > 1.6 * target:
                 continue
             chosen.append(index)
             length += len(sentences[index]) + 1
-        summary = " ".join(sentences[j] for j in sorted(chosen))
+        if not chosen:
+            chosen = [int(order[0])]
+        summary = label + " ".join(([title + ":"] if title else []) + [sentences[j] for j in sorted(chosen)])
         if len(summary) > 1.6 * target + 60:
             summary = shorten(summary, max(int(target / 6), self.headline_words + 8))
         return Compressed(summary=summary, headline=headline)
 
-    def _headline(self, sentences: list[str]) -> str:
-        lead = sentences[0]
-        # A lead like "Board, 12 Dec — decisions:" says little alone; join the next.
-        if len(lead.split()) < 6 and len(sentences) > 1:
-            lead = f"{lead} {sentences[1]}"
-        return shorten(lead, self.headline_words)
+    def _headline(self, label: str, title: str, sentences: list[str], scores: list[float]) -> str:
+        best = max(range(len(sentences)), key=lambda j: (scores[j], -j))
+        sentence = sentences[best]
+        if title:
+            head = shorten(title, max(self.headline_words // 2, 4)).rstrip("…")
+            room = max(self.headline_words - len(head.split()), 6)
+            return f"{label}{head} — {shorten(sentence, room)}".strip()
+        if best == 0 and len(sentence.split()) < 6 and len(sentences) > 1 and sentence.rstrip().endswith(":"):
+            # A lead like "Board, 12 Dec — decisions:" says little alone; join the next.
+            sentence = f"{sentence} {sentences[1]}"
+        return (label + shorten(sentence, self.headline_words)).strip()

@@ -88,6 +88,16 @@ class SentenceTransformerEmbedder:
         return _load(self._source, self.device)
 
     @property
+    def tokenizer_source(self) -> str:
+        """Where the model's tokenizer loads from (budgets count tokens with it)."""
+        return self._source
+
+    @property
+    def max_tokens(self) -> int:
+        """The longest input the model reads whole; longer texts are truncated when embedded."""
+        return int(getattr(self.model, "max_seq_length", None) or 256)
+
+    @property
     def dimension(self) -> int:
         model = self.model
         getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension

@@ -1,0 +1,211 @@
+"""What a search returns: items at their tiers, and the text an agent reads.
+
+``Result.render()`` is the text handed to an agent (the MCP tools return it as
+their text, the CLI's ``--text`` prints it), and the text a token budget is
+kept on. It is built to cost few tokens for what it carries:
+
+    Memory for "where did Paloma move?": 2 full, 1 summary, 3 headlines. …: condensed, memory_expand(#id) for all of it.
+    8 May 2023
+    Paloma: Okay so big news: I've moved to Calgary! Boxes everywhere.
+    #412 Paloma: The flat is tiny but the light is amazing.…
+    3 Jun 2023
+    #519 Wes: Gabe is thinking of moving to Melbourne for a job…
+
+Memories are listed oldest first under the day they were written (a
+conversation reads in order, and "when" questions need the day). A memory
+shown whole carries no id; a condensed one (a summary shorter than its text,
+or a headline) carries its ``#id`` and ends in "…", so the agent knows what
+it can expand. Every id, tier and score is in ``to_dict()``.
+
+``line``, ``date_line`` and ``header`` are the pieces ``render`` joins; the
+budget prices exactly these pieces.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Sequence
+
+from lodviz.params import Params
+from lodviz.scoring import Tier
+from lodviz.store.base import iso
+
+CONDENSED = "…"
+TITLES = {
+    "search": "Memory for {query}",
+    "recent": "Memories written in the window",
+    "unseen": "Memories never retrieved",
+    "sample": "Memories resurfaced from what is fading",
+}
+
+
+@dataclass
+class Hit:
+    """One memory in a result, with its content at its tier and why."""
+
+    id: int
+    tier: Tier
+    content: str
+    similarity: float
+    decay: float
+    score: float
+    penalty: float
+    retrieval_count: int
+    last_retrieved_at: datetime | None
+    created_at: datetime
+    agent_id: str
+    visibility: str
+    kind: str
+    source: str | None
+    floor: Tier
+    tokens: int
+    whole: bool = True  # the content is the memory's full text
+    conflicts: list[int] = field(default_factory=list)  # ids of memories this one may contradict
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "tier": self.tier.name,
+            "content": self.content,
+            "whole": self.whole,
+            "similarity": round(self.similarity, 6),
+            "decay": round(self.decay, 6),
+            "score": round(self.score, 6),
+            "penalty": round(self.penalty, 6),
+            "retrieval_count": self.retrieval_count,
+            "last_retrieved_at": iso(self.last_retrieved_at),
+            "created_at": iso(self.created_at),
+            "agent_id": self.agent_id,
+            "visibility": self.visibility,
+            "kind": self.kind,
+            "source": self.source,
+            "floor": self.floor.name,
+            "tokens": self.tokens,
+            "conflicts": list(self.conflicts),
+        }
+
+
+def line(memory_id: int, content: str, whole: bool, conflicts: Sequence[int] = ()) -> str:
+    """One memory's line in the rendered text."""
+    text = " ".join(content.split()) if "\n" in content else content
+    if whole:
+        out = text
+    else:
+        out = f"#{memory_id} {text}" + ("" if text.endswith(CONDENSED) else CONDENSED)
+    if conflicts:
+        out += " [conflicts with " + ", ".join(f"#{c}" for c in conflicts) + "]"
+    return out
+
+
+def date_line(created_at: datetime) -> str:
+    """The heading of a day's memories: "8 May 2023"."""
+    return f"{created_at.day} {created_at.strftime('%b %Y')}"
+
+
+def header(mode: str, query: str | None, counts: dict[str, int], exclude: Sequence[str] = ()) -> str:
+    """The first line: what this is and how many memories at which resolution."""
+    title = TITLES[mode].format(query=f'"{query}"' if query else "")
+    parts = [
+        f"{n} {name}"
+        for n, name in (
+            (counts["FULL"], "full"),
+            (counts["SUMMARY"], _plural(counts["SUMMARY"], "summary", "summaries")),
+            (counts["HEADLINE"], _plural(counts["HEADLINE"], "headline", "headlines")),
+        )
+        if n
+    ]
+    text = f"{title}: " + (", ".join(parts) if parts else "nothing visible here") + "."
+    if counts["SUMMARY"] or counts["HEADLINE"]:
+        text += f" {CONDENSED} = condensed, memory_expand #id."
+    if exclude:
+        text += " Excluding: " + ", ".join(exclude) + "."
+    return text
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return one if n == 1 else many
+
+
+def render_items(mode: str, query: str | None, items: Sequence[Hit], exclude: Sequence[str] = ()) -> str:
+    """The text of a result: a header, then the items oldest first under their days."""
+    counts = count_tiers(items)
+    lines = [header(mode, query, counts, exclude)]
+    last_day = None
+    for item in sorted(items, key=lambda hit: (hit.created_at, hit.id)):
+        day = date_line(item.created_at)
+        if day != last_day:
+            lines.append(day)
+            last_day = day
+        lines.append(line(item.id, item.content, item.whole, item.conflicts))
+    return "\n".join(lines) + "\n"
+
+
+def count_tiers(items: Sequence[Hit]) -> dict[str, int]:
+    counts = {tier.name: 0 for tier in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
+    for item in items:
+        counts[item.tier.name] += 1
+    return counts
+
+
+@dataclass
+class Result:
+    """What a search or a non-semantic mode returns."""
+
+    mode: str  # search, recent, unseen, sample
+    items: list[Hit]
+    params: Params
+    now: datetime
+    agent_id: str | None
+    query: str | None = None
+    exclude: list[str] = field(default_factory=list)
+    budget_tokens: int | None = None
+    candidates: int = 0
+    #: Real tokens of ``render()`` when the result was counted (always under a
+    #: budget); otherwise None and ``tokens`` is an estimate.
+    counted_tokens: int | None = None
+    tokenizer: str | None = None
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return count_tiers(self.items)
+
+    @property
+    def tokens(self) -> int:
+        """Tokens of ``render()``: counted with the store's tokenizer under a budget, else estimated."""
+        if self.counted_tokens is not None:
+            return self.counted_tokens
+        return sum(item.tokens for item in self.items)
+
+    def by_tier(self, tier: Tier) -> list[Hit]:
+        return [item for item in self.items if item.tier == tier]
+
+    def render(self) -> str:
+        """The text an agent reads (see the module docstring)."""
+        return render_items(self.mode, self.query, self.items, self.exclude)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "query": self.query,
+            "exclude": self.exclude,
+            "agent_id": self.agent_id,
+            "now": iso(self.now),
+            "params": self.params.to_dict(),
+            "budget_tokens": self.budget_tokens,
+            "candidates": self.candidates,
+            "counts": self.counts,
+            "tokens": self.tokens,
+            "tokens_counted": self.counted_tokens is not None,
+            "tokenizer": self.tokenizer,
+            "items": [item.to_dict() for item in self.items],
+        }
+
+    def to_frame(self) -> Any:
+        """The items as a pandas DataFrame (one row per memory), for notebooks."""
+        import pandas as pd
+
+        return pd.DataFrame([item.to_dict() for item in self.items])
+
+
+__all__ = ["Hit", "Result", "render_items", "line", "date_line", "header", "count_tiers", "CONDENSED"]

@@ -1,0 +1,154 @@
+"""Counting tokens the way the agent's model will: a budget is kept in real tokens.
+
+A ``TokenCounter`` turns texts into token counts. Three implementations:
+
+- ``ModelTokenCounter``: a Hugging Face tokenizer, by default the embedding
+  model's own (all-MiniLM-L6-v2's WordPiece for the bundled model), loaded
+  offline from the model's directory;
+- ``TiktokenCounter``: OpenAI's BPE encodings, when ``tiktoken`` is installed
+  and its encoding files are available (``LODVIZ_TOKENIZER=tiktoken:cl100k_base``);
+- ``RegexTokenCounter``: a cautious count from words and punctuation marks,
+  for models without a tokenizer (the test embedder).
+
+Counts are of the text alone, without the special tokens a model adds around
+a sequence. ``token_counter(spec, embedder)`` picks one from a setting.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from typing import Any, Protocol, Sequence
+
+import numpy as np
+
+from lodviz.errors import InvalidParameters
+
+log = logging.getLogger("lodviz.tokens")
+
+
+class TokenCounter(Protocol):
+    """What budgets need from a tokenizer."""
+
+    name: str
+
+    def count_many(self, texts: Sequence[str]) -> np.ndarray:
+        """Tokens of each text, as int64."""
+        ...
+
+
+def count(counter: TokenCounter, text: str) -> int:
+    """Tokens of one text."""
+    return int(counter.count_many([text])[0]) if text else 0
+
+
+class ModelTokenCounter:
+    """A Hugging Face tokenizer loaded from a model name or directory (offline)."""
+
+    def __init__(self, source: str, name: str | None = None) -> None:
+        self.source = source
+        self.name = name or f"model:{source}"
+        self._tokenizer: Any = None
+
+    def _load(self) -> Any:
+        if self._tokenizer is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            try:
+                from transformers import AutoTokenizer
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.set_verbosity_error()
+                tokenizer = AutoTokenizer.from_pretrained(self.source)
+            except Exception as exc:  # the library raises many kinds; all mean "cannot load"
+                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise InvalidParameters(f"cannot load the tokenizer of {self.source!r}: {first}") from None
+            tokenizer.model_max_length = 10**12  # counting only, never truncating: no length warnings
+            self._tokenizer = tokenizer
+        return self._tokenizer
+
+    def count_many(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        if not texts:
+            return np.zeros(0, dtype=np.int64)
+        encoded = self._load()(texts, add_special_tokens=False, return_attention_mask=False, return_token_type_ids=False)
+        return np.fromiter((len(ids) for ids in encoded["input_ids"]), dtype=np.int64, count=len(texts))
+
+    def __repr__(self) -> str:
+        return f"ModelTokenCounter({self.source!r})"
+
+
+class TiktokenCounter:
+    """An OpenAI BPE encoding through ``tiktoken`` (install it; its files must be reachable)."""
+
+    def __init__(self, encoding: str = "cl100k_base") -> None:
+        try:
+            import tiktoken
+        except ImportError:
+            raise InvalidParameters("tiktoken is not installed: pip install tiktoken, or use the model's tokenizer.") from None
+        try:
+            self._encoding = tiktoken.get_encoding(encoding)
+        except Exception as exc:
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise InvalidParameters(f"cannot load the tiktoken encoding {encoding!r}: {first}") from None
+        self.name = f"tiktoken:{encoding}"
+
+    def count_many(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        encoded = self._encoding.encode_ordinary_batch(texts) if texts else []
+        return np.fromiter((len(ids) for ids in encoded), dtype=np.int64, count=len(texts))
+
+
+_PIECE = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+
+
+def _cautious(piece: str) -> int:
+    """At least as many tokens as a subword tokenizer makes of one word: a token per two
+    ASCII characters and per switch between letters and digits, and one per other character."""
+    ascii_chars = [ch for ch in piece if ord(ch) < 128]
+    switches = sum(1 for a, b in zip(ascii_chars, ascii_chars[1:]) if a.isdigit() != b.isdigit())
+    return (len(ascii_chars) + 1) // 2 + switches + (len(piece) - len(ascii_chars))
+
+
+class RegexTokenCounter:
+    """A cautious count without a tokenizer (``_cautious`` per word, one per punctuation mark).
+
+    Subword tokenizers split rare and long words into pieces, so this counts
+    more than they do for most text: a budget kept with it is kept with them.
+    """
+
+    name = "regex"
+
+    def count_many(self, texts: Sequence[str]) -> np.ndarray:
+        return np.fromiter(
+            (sum(_cautious(piece) for piece in _PIECE.findall(t)) for t in texts), dtype=np.int64, count=len(texts)
+        )
+
+
+def token_counter(spec: str | TokenCounter | None, embedder: Any = None) -> TokenCounter:
+    """The counter a setting names.
+
+    ``None`` or ``"model"``: the embedding model's tokenizer when it has one,
+    else ``RegexTokenCounter``; ``"tiktoken:ENCODING"``; ``"regex"``; any
+    other string is a Hugging Face tokenizer name or path; an object with
+    ``count_many`` is used as it is.
+    """
+    if spec is not None and not isinstance(spec, str):
+        if not callable(getattr(spec, "count_many", None)):
+            raise InvalidParameters("a token counter needs a count_many(texts) method.")
+        return spec
+    spec = (spec or os.environ.get("LODVIZ_TOKENIZER") or "model").strip()
+    if spec == "model":
+        source = getattr(embedder, "tokenizer_source", None)
+        if source:
+            return ModelTokenCounter(source, name=f"model:{getattr(embedder, 'name', source)}")
+        return RegexTokenCounter()
+    if spec == "regex":
+        return RegexTokenCounter()
+    if spec.startswith("tiktoken"):
+        _, _, encoding = spec.partition(":")
+        return TiktokenCounter(encoding or "cl100k_base")
+    return ModelTokenCounter(spec)
+
+
+__all__ = ["TokenCounter", "ModelTokenCounter", "TiktokenCounter", "RegexTokenCounter", "token_counter", "count"]
