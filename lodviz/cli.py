@@ -328,6 +328,59 @@ def explain(state: _State, memory_id: str, query: str | None, agent_id: str | No
 
 
 @cli.command()
+@click.option("--all", "everything", is_flag=True, help="Resolved ones too, not only the open ones.")
+@click.option("--memory", "memory_id", help="Only the conflicts of this memory.")
+@click.option("--json", "as_json", is_flag=True)
+@pass_state
+def conflicts(state: _State, everything: bool, memory_id: str | None, as_json: bool) -> None:
+    """Memories that may contradict each other (found when they were written)."""
+    mem = state.open(must_exist=True)
+    found = mem.conflicts(memory_id, status=None if everything else ("open",))
+    if as_json:
+        _echo_json([c.to_dict() for c in found])
+        return
+    if not found:
+        click.echo("No conflicts" + ("." if everything else " are open."))
+        return
+    for c in found:
+        newer, older = mem.get(c.memory_id), mem.get(c.other_id)
+        click.secho(f"#{c.memory_id} vs #{c.other_id}: {c.reason}  [{c.status}]", bold=True)
+        click.echo(f"  newer #{newer.id} ({newer.created_at.date()}): {newer.headline}")
+        click.echo(f"  older #{older.id} ({older.created_at.date()}): {older.headline}")
+        if c.status != "open":
+            detail = f"superseded: #{c.superseded_id}" if c.superseded_id else "both stand"
+            click.echo(f"  {detail}; by {c.resolved_by}" + (f": {c.note}" if c.note else ""))
+
+
+@cli.command()
+@click.argument("memory_id")
+@click.argument("other_id")
+@click.option("--superseded", help="The one of the two that no longer holds (default: both stand).")
+@click.option("--reason", "-r", help="Why (kept in the audit log).")
+@pass_state
+def resolve(state: _State, memory_id: str, other_id: str, superseded: str | None, reason: str | None) -> None:
+    """Decide a conflict: both memories stand, or one is superseded by the other (audited)."""
+    resolved = state.open(must_exist=True).resolve_conflict(memory_id, other_id, superseded=superseded, reason=reason)
+    what = f"#{resolved.superseded_id} is superseded" if resolved.superseded_id else "both stand"
+    click.echo(f"Conflict #{resolved.memory_id} vs #{resolved.other_id}: {what}.")
+
+
+@cli.command()
+@click.argument("memory_id")
+@click.option("--reason", "-r", required=True, help="Why (kept in the audit log), e.g. an erasure request.")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@pass_state
+def forget(state: _State, memory_id: str, reason: str, yes: bool) -> None:
+    """Erase one memory's texts and vector for good (its id, usage and audit trail stay)."""
+    mem = state.open(must_exist=True)
+    record = mem.get(memory_id)
+    if not yes:
+        click.confirm(f"Forget #{record.id} ({record.headline})? This cannot be undone", abort=True)
+    mem.forget(record.id, reason=reason)
+    click.echo(f"Forgot memory {record.id}.")
+
+
+@cli.command()
 @click.option("--since", required=True, help="ISO 8601 start of the window.")
 @click.option("--until", help="ISO 8601 end (default now).")
 @click.option("--agent", "agent_id")

@@ -32,6 +32,7 @@ from lodviz.errors import (
 )
 from lodviz.ingest.compress import Compressor, ExtractiveCompressor
 from lodviz.ingest.embed import Embedder, SentenceTransformerEmbedder
+from lodviz import conflicts as conflict_rules
 from lodviz import lexical as lex
 from lodviz.ingest.records import MemoryInput, parse_record, parse_time
 from lodviz.params import DEFAULT, PRESETS, Params, preset
@@ -40,6 +41,8 @@ from lodviz.scoring import Tier
 from lodviz.tokens import TokenCounter, count, token_counter
 from lodviz.store.base import (
     AuditEvent,
+    Conflict,
+    ConflictLink,
     MemoryRecord,
     NewMemory,
     State,
@@ -149,8 +152,8 @@ class Memory:
         self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._similarity_cache: OrderedDict[tuple[str, int], np.ndarray] = OrderedDict()
         self._candidate_cache: OrderedDict[tuple[Any, ...], _Candidates] = OrderedDict()
-        # Per memory, by its row (rows never move: ids only grow): BM25 documents
-        # and the tokens of its rendered line at each tier, filled as searches need them.
+        # Per memory id: its BM25 document and the tokens of its rendered line at
+        # each tier, filled as searches need them (texts never change once written).
         self._documents: dict[int, tuple[Any, int]] = {}
         self._line_tokens: dict[tuple[int, int], int] = {}
 
@@ -321,9 +324,38 @@ class Memory:
             agent_id=agents[0] if len(agents) == 1 else None,
             details={"count": len(rows)},
         )
-        ids = self.store.insert(rows, event)
+        links = self._conflict_links([r for r, _ in fresh], vectors)
+        ids = self.store.insert(rows, event, links)
         written = [i for i in ids if i is not None]
         return written, len(batch) - len(written)
+
+    def _conflict_links(self, records: list[MemoryInput], vectors: np.ndarray) -> list[ConflictLink]:
+        """Conflict candidates of a batch (``lodviz.conflicts``): against what each new memory's
+        agent can see, and against the batch's other memories."""
+        unit = scoring.normalize_rows(vectors)
+        state, old = self.store.snapshot()
+        links: list[ConflictLink] = []
+        pairs: list[tuple[int, int, float, bool]] = []  # (new index, other, similarity, other is new)
+        for key in sorted({(r.agent_id, r.visibility) for r in records}):
+            members = [i for i, r in enumerate(records) if (r.agent_id, r.visibility) == key]
+            allowed = np.flatnonzero(state.visible_to(None if key[1] == "shared" else key[0])) if len(state) else np.zeros(0, dtype=np.int64)
+            for i, j, sim in conflict_rules.close_pairs(unit[members], old[allowed] if len(allowed) else np.zeros((0, unit.shape[1]))):
+                pairs.append((members[i], int(state.ids[allowed[j]]), sim, False))
+        for i in range(1, len(records)):
+            earlier = [j for j in range(i) if records[j].agent_id == records[i].agent_id or "shared" in (records[i].visibility, records[j].visibility)]
+            for a, b, sim in conflict_rules.close_pairs(unit[i : i + 1], unit[earlier]):
+                pairs.append((i, earlier[b], sim, True))
+        if not pairs:
+            return links
+        old_texts = {rid: rec.text for rid, rec in self.store.get([p[1] for p in pairs if not p[3]]).items()}
+        for index, other, sim, is_new in pairs:
+            other_text = records[other].text if is_new else old_texts.get(other)
+            if other_text is None or sim >= 0.9999 and other_text.split() == records[index].text.split():
+                continue
+            reason = conflict_rules.difference(conflict_rules.facts(other_text), conflict_rules.facts(records[index].text), sim)
+            if reason:
+                links.append(ConflictLink(index, other, sim, reason, other_is_new=is_new))
+        return links
 
     def _texts_to_embed(self, texts: list[str], summaries: list[str]) -> list[str]:
         """Per memory, the text its vector is made from (``embed_field``).
@@ -528,14 +560,13 @@ class Memory:
 
     def _lexical(self, query: str, state: State, rows: np.ndarray) -> np.ndarray:
         """BM25 evidence (``lodviz.lexical``) of each candidate's summary for ``query``."""
-        rows = np.asarray(rows, dtype=np.int64).tolist()
-        missing = [row for row in rows if row not in self._documents]
+        ids = state.ids[np.asarray(rows, dtype=np.int64)].tolist()
+        missing = [memory_id for memory_id in ids if memory_id not in self._documents]
         if missing:
-            ids = state.ids[missing].tolist()
-            texts = self.store.contents(ids, [int(Tier.SUMMARY)] * len(ids))
-            for row, memory_id in zip(missing, ids):
-                self._documents[row] = lex.document(texts[memory_id][0])
-        return lex.scores(query, [self._documents[row] for row in rows])
+            texts = self.store.contents(missing, [int(Tier.SUMMARY)] * len(missing))
+            for memory_id in missing:
+                self._documents[memory_id] = lex.document(texts[memory_id][0])
+        return lex.scores(query, [self._documents[memory_id] for memory_id in ids])
 
     def _similarity_all(self, query: str, qvec: np.ndarray, vectors: np.ndarray) -> np.ndarray:
         """S of every stored memory for ``query``, kept for the last few queries.
@@ -655,10 +686,11 @@ class Memory:
         if budget_tokens is None:
             rows, tiers = keep, scored.tier[keep].astype(np.int64)
             contents = self.store.contents(sub.ids[rows].tolist(), tiers.tolist())
-            items = _hits(sub, rows, tiers, contents, scored)
+            items = self._mark_conflicts(_hits(sub, rows, tiers, contents, scored), agent_id, params, when)
             counted = None
         else:
-            items, counted = self._fit(mode, sub, scored, keep, budget_tokens, query, exclude)
+            items = self._mark_conflicts(self._fit(mode, sub, scored, keep, budget_tokens, query, exclude), agent_id, params, when)
+            counted = self._trim(mode, query, items, exclude, budget_tokens)
         # Sharpest first, and by relevance within a tier (render() lists them by day).
         items.sort(key=lambda item: -int(item.tier))
         touched = [item.id for item in items if item.tier >= Tier.SUMMARY]
@@ -704,14 +736,12 @@ class Memory:
         budget: int,
         query: str | None,
         exclude: Sequence[str],
-    ) -> tuple[list[Hit], int]:
-        """The items of a result within ``budget`` real tokens of ``render()``, and its count.
+    ) -> list[Hit]:
+        """The items of a result within ``budget`` real tokens of ``render()``, most relevant first.
 
         Prices each candidate's rendered line at each tier it may take and each
-        day heading with the token counter, lets ``budget.fit`` choose, then
-        counts the rendered text itself and, should joining the lines cost
-        more than their sum (a BPE tokenizer can merge across a line break),
-        leaves out the least relevant items until it fits.
+        day heading with the token counter and lets ``budget.fit`` choose;
+        ``_trim`` then counts the rendered text itself.
         """
         counter = self.token_counter
         newline = max(count(counter, "a\nb") - count(counter, "a") - count(counter, "b"), 0)
@@ -770,12 +800,131 @@ class Memory:
                 tiers = roomier
         chosen = np.flatnonzero(tiers > Tier.OUT)
         contents = {int(ids[i]): texts[int(tiers[i])][int(ids[i])] for i in chosen.tolist()}
-        items = _hits(sub, keep[chosen], tiers[chosen].astype(np.int64), contents, scored, costs[chosen, tiers[chosen]])
+        return _hits(sub, keep[chosen], tiers[chosen].astype(np.int64), contents, scored, costs[chosen, tiers[chosen]])
+
+    def _trim(self, mode: str, query: str | None, items: list[Hit], exclude: Sequence[str], budget: int) -> int:
+        """Count the rendered result; while it is over ``budget`` (a BPE tokenizer merging across
+        lines, conflict markers), leave out the least relevant item. Returns the count."""
         while True:
-            used = count(counter, render_items(mode, query, items, exclude))
+            used = count(self.token_counter, render_items(mode, query, items, exclude))
             if used <= budget or not items:
-                return items, used
-            items = items[:-1]  # the least relevant goes first
+                return used
+            items.pop()  # relevance order: the least relevant goes first
+
+    def _mark_conflicts(self, items: list[Hit], agent_id: str | None, params: Params, when: datetime) -> list[Hit]:
+        """Mark items an open conflict or a supersession touches, and bring back the other memory too.
+
+        The other memory joins the result as a headline (its id names it; the
+        agent can expand it) unless it is there already, and only if the
+        caller may see it. Items keep their order; the ones brought back come last.
+        """
+        if not items:
+            return items
+        by_id = {item.id: item for item in items}
+        found = self.store.conflicts(list(by_id), status=["open", "superseded"])
+        if not found:
+            return items
+        partners = {c.partner(i) for c in found for i in (c.memory_id, c.other_id) if i in by_id} - set(by_id)
+        records = self.store.get(sorted(partners))
+        visible = {
+            rid: rec for rid, rec in records.items()
+            if not rec.forgotten and (agent_id is None or rec.visibility == "shared" or rec.agent_id == agent_id)
+        }
+        added: list[Hit] = []
+        for rid, rec in sorted(visible.items(), key=lambda kv: kv[1].created_at, reverse=True):  # newest first
+            hit = _hit_of(rec, Tier.HEADLINE, params, when)
+            added.append(hit)
+            by_id[rid] = hit
+        for c in found:
+            if c.memory_id not in by_id or c.other_id not in by_id:
+                continue
+            if c.status == "open":
+                by_id[c.memory_id].conflicts.append(c.other_id)
+                by_id[c.other_id].conflicts.append(c.memory_id)
+            elif c.superseded_id in (c.memory_id, c.other_id):
+                by_id[c.superseded_id].superseded_by = c.partner(c.superseded_id)
+        return items + added
+
+    # -- conflicts and forgetting -----------------------------------------------------
+
+    def conflicts(
+        self,
+        memory_id: int | None = None,
+        *,
+        status: Sequence[str] | None = ("open",),
+        agent_id: str | None = None,
+        limit: int | None = None,
+    ) -> list[Conflict]:
+        """Conflict candidates (of one memory, or all), newest first; an agent sees those between memories it can see."""
+        ids = None if memory_id is None else [self.get(memory_id, agent_id=agent_id).id]
+        found = self.store.conflicts(ids, status=list(status) if status else None, limit=limit)
+        if agent_id is None:
+            return found
+        records = self.store.get(sorted({i for c in found for i in (c.memory_id, c.other_id)}))
+        seen = {rid for rid, rec in records.items() if rec.visibility == "shared" or rec.agent_id == agent_id}
+        return [c for c in found if c.memory_id in seen and c.other_id in seen]
+
+    def resolve_conflict(
+        self,
+        memory_id: int,
+        other_id: int,
+        *,
+        superseded: int | None = None,
+        reason: str | None = None,
+        actor: str | None = None,
+    ) -> Conflict:
+        """An auditor's decision on a conflict: both stand (``superseded`` None), or one is superseded by the other.
+
+        Audited ("resolve"); the superseded memory stays in the store and comes
+        back marked "[superseded by #id]", with the memory that replaces it.
+        """
+        a, b = _as_id(memory_id), _as_id(other_id)
+        pair = next((c for c in self.store.conflicts([a]) if {c.memory_id, c.other_id} == {a, b}), None)
+        if pair is None:
+            raise InvalidInput(f"memories {a} and {b} are not a conflict on record.")
+        if pair.status == "forgotten":
+            raise InvalidInput(f"memory {a if self.store.get([a])[a].forgotten else b} was forgotten; nothing is left to resolve.")
+        if superseded is not None and _as_id(superseded) not in (a, b):
+            raise InvalidInput(f"the superseded memory must be {a} or {b}, not {superseded}.")
+        status = "kept" if superseded is None else "superseded"
+        record = self.get(pair.memory_id)
+        self.store.resolve_conflict(
+            pair.memory_id,
+            pair.other_id,
+            status,
+            None if superseded is None else _as_id(superseded),
+            AuditEvent(
+                action="resolve",
+                actor=actor or self.actor,
+                agent_id=record.agent_id,
+                memory_id=pair.memory_id,
+                details={"other": pair.other_id, "status": status, "superseded": superseded, "reason": reason, "was": pair.reason},
+            ),
+        )
+        return next(c for c in self.store.conflicts([pair.memory_id]) if c.other_id == pair.other_id)
+
+    def forget(self, memory_id: int, *, reason: str | None = None, agent_id: str | None = None, actor: str | None = None) -> None:
+        """Erase a memory for good: its texts and vector go, its id, usage and audit history stay.
+
+        For erasure requests; everything else fades instead. Nobody sees a
+        forgotten memory again; its open conflicts close as "forgotten".
+        """
+        record = self.get(memory_id, agent_id=agent_id)
+        self.store.forget(
+            record.id,
+            AuditEvent(
+                action="forget",
+                actor=actor or agent_id or self.actor,
+                agent_id=record.agent_id,
+                memory_id=record.id,
+                details={"reason": reason, "kind": record.kind},
+            ),
+        )
+        self._documents.pop(record.id, None)
+        for tier in (1, 2, 3):
+            self._line_tokens.pop((record.id, tier), None)
+        self._candidate_cache.clear()
+        self._similarity_cache.clear()
 
     # -- one memory ---------------------------------------------------------------
 
@@ -788,7 +937,7 @@ class Memory:
         """One memory as stored, without counting a retrieval."""
         memory_id = _as_id(memory_id)
         record = self.store.get([memory_id]).get(memory_id)
-        if record is None or (
+        if record is None or record.forgotten or (
             agent_id is not None and record.visibility != "shared" and record.agent_id != agent_id
         ):
             raise MemoryNotFound(memory_id)
@@ -1121,6 +1270,36 @@ __all__ = ["Memory", "Result", "Hit", "Landscape", "IngestReport", "FloorChange"
 
 
 _TIERS = tuple(Tier)
+
+
+def _hit_of(record: MemoryRecord, tier: Tier, params: Params, when: datetime) -> Hit:
+    """A result item for one memory read on its own (not a search candidate: S is 0)."""
+    t = scoring.age_days(
+        when.timestamp(),
+        np.array([record.created_at.timestamp()]),
+        np.array([record.last_retrieved_at.timestamp() if record.last_retrieved_at else np.nan]),
+    )
+    d = float(scoring.decay(t, np.array([record.retrieval_count]), params.lam)[0])
+    content = record.text_at(tier)
+    return Hit(
+        id=record.id,
+        tier=tier,
+        content=content,
+        similarity=0.0,
+        decay=d,
+        score=(1.0 - params.alpha) * d,
+        penalty=0.0,
+        retrieval_count=record.retrieval_count,
+        last_retrieved_at=record.last_retrieved_at,
+        created_at=record.created_at,
+        agent_id=record.agent_id,
+        visibility=record.visibility,
+        kind=record.kind,
+        source=record.source,
+        floor=Tier(record.floor),
+        tokens=budgeting.estimate_tokens(content),
+        whole=content == record.text,
+    )
 
 
 def _hits(

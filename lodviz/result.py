@@ -61,7 +61,8 @@ class Hit:
     floor: Tier
     tokens: int
     whole: bool = True  # the content is the memory's full text
-    conflicts: list[int] = field(default_factory=list)  # ids of memories this one may contradict
+    conflicts: list[int] = field(default_factory=list)  # ids of memories this one may contradict (open conflicts)
+    superseded_by: int | None = None  # an auditor marked it superseded by this memory
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -83,18 +84,21 @@ class Hit:
             "floor": self.floor.name,
             "tokens": self.tokens,
             "conflicts": list(self.conflicts),
+            "superseded_by": self.superseded_by,
         }
 
 
-def line(memory_id: int, content: str, whole: bool, conflicts: Sequence[int] = ()) -> str:
+def line(memory_id: int, content: str, whole: bool, conflicts: Sequence[int] = (), superseded_by: int | None = None) -> str:
     """One memory's line in the rendered text."""
     text = " ".join(content.split()) if "\n" in content else content
-    if whole:
-        out = text
-    else:
-        out = f"#{memory_id} {text}" + ("" if text.endswith(CONDENSED) else CONDENSED)
+    marked = bool(conflicts) or superseded_by is not None
+    if whole and not marked:
+        return text
+    out = f"#{memory_id} {text}" + ("" if whole or text.endswith(CONDENSED) else CONDENSED)
+    if superseded_by is not None:
+        out += f" [superseded by #{superseded_by}]"
     if conflicts:
-        out += " [conflicts with " + ", ".join(f"#{c}" for c in conflicts) + "]"
+        out += " [may conflict with " + ", ".join(f"#{c}" for c in conflicts) + "]"
     return out
 
 
@@ -137,7 +141,7 @@ def render_items(mode: str, query: str | None, items: Sequence[Hit], exclude: Se
         if day != last_day:
             lines.append(day)
             last_day = day
-        lines.append(line(item.id, item.content, item.whole, item.conflicts))
+        lines.append(line(item.id, item.content, item.whole, item.conflicts, item.superseded_by))
     return "\n".join(lines) + "\n"
 
 

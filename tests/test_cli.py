@@ -192,3 +192,23 @@ def test_a_search_over_the_sample_store_has_the_concepts_shape(runner, tmp_path)
     assert 0 < full < summaries < headlines
     assert full + summaries + headlines == 1000
     assert "── FULL" in result.output and "── SUMMARY" in result.output and "── HEADLINE" in result.output
+
+
+def test_conflicts_are_listed_and_resolved_from_the_command_line(runner, tmp_path):
+    store = tmp_path / "c.duckdb"
+    for text, when in (("Paragon MSA: liability cap at 2x annual fees.", "2025-01-01"), ("Paragon MSA: liability cap at 3x annual fees.", "2025-06-01")):
+        assert run(runner, store, "add", text, "--agent", "legal", "--created-at", when).exit_code == 0
+    listed = run(runner, store, "conflicts")
+    assert "#2 vs #1: 3x instead of 2x  [open]" in listed.output
+    assert "superseded" in run(runner, store, "resolve", "2", "1", "--superseded", "1", "--reason", "amendment").output
+    assert "No conflicts are open." in run(runner, store, "conflicts").output
+    assert "superseded: #1" in run(runner, store, "conflicts", "--all").output
+    bad = run(runner, store, "resolve", "1", "9")
+    assert bad.exit_code == 1 and bad.output.startswith("Error: memories 1 and 9 are not a conflict on record.")
+
+
+def test_forget_asks_first_and_erases(runner, store):
+    assert run(runner, store, "forget", "1", "--reason", "erasure").exit_code == 1  # no confirmation given
+    done = run(runner, store, "forget", "1", "--reason", "erasure", "--yes")
+    assert done.exit_code == 0 and "Forgot memory 1." in done.output
+    assert run(runner, store, "expand", "1").output.startswith("Error: No memory with id 1.")

@@ -158,8 +158,9 @@ LONG = (
 
 
 def test_budget_is_respected_and_drops_resolution_before_items(mem):
-    for i, age in enumerate((0, 1, 2)):
-        mem.add(f"Audit {i}. {LONG}", created_at=days_ago(age))
+    for word, age in (("first", 0), ("second", 1), ("third", 2)):
+        mem.add(f"The {word} copy of the audit note. {LONG}", created_at=days_ago(age))
+    assert mem.conflicts() == []  # copies, not contradictions: only budgets are at play here
     full = mem.search("supplier audit", params=RECENCY, now=NOW, touch=False)
     assert full.counts["FULL"] == 3
     real = count(mem.token_counter, full.render())  # the text the agent reads, in the model's tokens

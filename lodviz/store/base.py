@@ -67,6 +67,7 @@ class MemoryRecord:
     metadata: dict[str, Any]
     x: float | None = None
     y: float | None = None
+    forgotten: bool = False
 
     def text_at(self, tier: int) -> str:
         return {
@@ -91,6 +92,55 @@ class MemoryRecord:
             "retrieval_count": self.retrieval_count,
             "floor": scoring.Tier(self.floor).name,
             "metadata": self.metadata,
+        }
+
+
+@dataclass(frozen=True)
+class ConflictLink:
+    """A conflict candidate found while writing a batch: memory ``index`` of the batch and ``other``
+    (an existing memory's id, or another index of the batch when ``other_is_new``)."""
+
+    index: int
+    other: int
+    similarity: float
+    reason: str
+    other_is_new: bool = False
+
+
+@dataclass
+class Conflict:
+    """Two memories that may contradict each other, and what an auditor decided.
+
+    ``memory_id`` is the newer one. ``status``: open, kept (both stand),
+    superseded (``superseded_id`` no longer holds), forgotten (one was erased).
+    """
+
+    memory_id: int
+    other_id: int
+    similarity: float
+    reason: str
+    detected_at: datetime | None
+    status: str = "open"
+    superseded_id: int | None = None
+    resolved_by: str | None = None
+    resolved_at: datetime | None = None
+    note: str | None = None
+
+    def partner(self, memory_id: int) -> int:
+        return self.other_id if memory_id == self.memory_id else self.memory_id
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "memory_id": self.memory_id,
+            "other_id": self.other_id,
+            "similarity": round(self.similarity, 4),
+            "reason": self.reason,
+            "detected_at": iso(self.detected_at),
+            "status": self.status,
+            "superseded_id": self.superseded_id,
+            "resolved_by": self.resolved_by,
+            "resolved_at": iso(self.resolved_at),
+            "note": self.note,
         }
 
 
@@ -134,6 +184,7 @@ ROW_FIELDS = (
     "len_text",
     "len_summary",
     "len_headline",
+    "forgotten",
 )
 
 
@@ -160,6 +211,7 @@ class State:
     len_text: np.ndarray  # int32 characters, for token costs without reading texts
     len_summary: np.ndarray  # int32
     len_headline: np.ndarray  # int32
+    forgotten: np.ndarray  # bool: erased by forget(); seen by nobody
     agent_names: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:
@@ -181,14 +233,15 @@ class State:
         return np.searchsorted(self.ids, np.asarray(ids, dtype=np.int64))
 
     def visible_to(self, agent_id: str | None) -> np.ndarray:
-        """Mask of rows an agent may see: its own and shared ones; all for None."""
+        """Mask of rows an agent may see: its own and shared ones; all for None. Never a forgotten one."""
+        live = ~self.forgotten
         if agent_id is None:
-            return np.ones(len(self.ids), dtype=bool)
+            return live
         try:
             code = self.agent_names.index(agent_id)
         except ValueError:
-            return self.shared.copy()
-        return self.shared | (self.agent_code == code)
+            return self.shared & live
+        return (self.shared | (self.agent_code == code)) & live
 
 
 class Store(abc.ABC):
@@ -211,8 +264,10 @@ class Store(abc.ABC):
 
     # -- memories -----------------------------------------------------------
     @abc.abstractmethod
-    def insert(self, memories: Sequence[NewMemory], audit: AuditEvent | None) -> list[int | None]:
-        """Write a batch in one transaction; duplicates (by content hash) get None."""
+    def insert(
+        self, memories: Sequence[NewMemory], audit: AuditEvent | None, links: Sequence[ConflictLink] = ()
+    ) -> list[int | None]:
+        """Write a batch and its conflict candidates in one transaction; duplicates (by content hash) get None."""
 
     @abc.abstractmethod
     def existing_hashes(self, hashes: Iterable[str]) -> set[str]: ...
@@ -283,6 +338,22 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def set_layout(self, ids: Sequence[int], x: np.ndarray, y: np.ndarray) -> None: ...
+
+    @abc.abstractmethod
+    def forget(self, memory_id: int, audit: AuditEvent) -> None:
+        """Erase a memory's texts and vector for good, keeping its row and usage; audited."""
+
+    # -- conflicts ------------------------------------------------------------
+    @abc.abstractmethod
+    def conflicts(
+        self, ids: Sequence[int] | None = None, status: Sequence[str] | None = None, limit: int | None = None
+    ) -> list[Conflict]:
+        """Conflicts involving any of ``ids`` (all for None) in any of ``status``, newest first."""
+
+    @abc.abstractmethod
+    def resolve_conflict(
+        self, memory_id: int, other_id: int, status: str, superseded_id: int | None, audit: AuditEvent
+    ) -> None: ...
 
     # -- audit and profiles -------------------------------------------------
     @abc.abstractmethod

@@ -31,6 +31,8 @@ from lodviz.errors import StoreError
 from lodviz.store.base import (
     ROW_FIELDS,
     AuditEvent,
+    Conflict,
+    ConflictLink,
     MemoryRecord,
     NewMemory,
     State,
@@ -40,6 +42,9 @@ from lodviz.store.base import (
 )
 
 log = logging.getLogger("lodviz.store")
+
+#: What a forgotten memory's texts become.
+FORGOTTEN = "(forgotten)"
 
 # -- migrations -------------------------------------------------------------
 
@@ -190,6 +195,29 @@ FROM ({_USAGE_UNION.format(where="")}) GROUP BY memory_id
 """
 
 
+def _m007_conflicts_and_forgetting(con: duckdb.DuckDBPyConnection) -> None:
+    # Conflict candidates found at ingestion, and what an auditor decided about them.
+    con.execute(
+        """
+        CREATE TABLE conflicts (
+            memory_id BIGINT NOT NULL,
+            other_id BIGINT NOT NULL,
+            similarity DOUBLE NOT NULL,
+            reason VARCHAR NOT NULL,
+            detected_at TIMESTAMP NOT NULL,
+            status VARCHAR NOT NULL DEFAULT 'open',
+            superseded_id BIGINT,
+            resolved_by VARCHAR,
+            resolved_at TIMESTAMP,
+            note VARCHAR,
+            PRIMARY KEY (memory_id, other_id)
+        )
+        """
+    )
+    # A forgotten memory keeps its row (and so its place) but loses its texts and vector.
+    con.execute("ALTER TABLE memories ADD COLUMN forgotten_at TIMESTAMP")
+
+
 MIGRATIONS: list[tuple[str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
     ("001_initial", _m001_initial),
     ("002_profiles", _m002_profiles),
@@ -197,6 +225,7 @@ MIGRATIONS: list[tuple[str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
     ("004_usage_table", _m004_usage_table),
     ("005_retrieval_log", _m005_retrieval_log),
     ("006_retrieval_order", _m006_retrieval_order),
+    ("007_conflicts_and_forgetting", _m007_conflicts_and_forgetting),
 ]
 
 
@@ -252,7 +281,7 @@ _STATE_SQL = """
            coalesce(u.retrieval_count, 0) AS retrieval_count, m.floor, m.agent_id,
            m.visibility = 'shared' AS shared, m.kind, m.layout_x, m.layout_y,
            length(m.text) AS len_text, length(m.summary) AS len_summary,
-           length(m.headline) AS len_headline, m.embedding
+           length(m.headline) AS len_headline, m.forgotten_at IS NOT NULL AS forgotten, m.embedding
     FROM memories m LEFT JOIN usage_totals u ON u.memory_id = m.id {where}
 """
 # No ORDER BY: sorting a million rows with their embeddings costs seconds and
@@ -260,7 +289,7 @@ _STATE_SQL = """
 
 _RECORD_COLUMNS = (
     "m.id, m.text, m.summary, m.headline, m.embedding_model, m.content_hash, m.created_at, "
-    "m.floor, m.agent_id, m.visibility, m.kind, m.source, m.metadata, m.layout_x, m.layout_y"
+    "m.floor, m.agent_id, m.visibility, m.kind, m.source, m.metadata, m.layout_x, m.layout_y, m.forgotten_at"
 )
 
 
@@ -496,7 +525,9 @@ class DuckDBStore(Store):
             ).fetchall()
         return {r[0] for r in rows}
 
-    def insert(self, memories: Sequence[NewMemory], audit: AuditEvent | None) -> list[int | None]:
+    def insert(
+        self, memories: Sequence[NewMemory], audit: AuditEvent | None, links: Sequence[ConflictLink] = ()
+    ) -> list[int | None]:
         with self._lock:
             existing = self.existing_hashes(m.content_hash for m in memories)
             seen: set[str] = set()
@@ -559,8 +590,21 @@ class DuckDBStore(Store):
                     )
                 finally:
                     self._con.unregister("_incoming")
+                found = [
+                    (ids[link.index], ids[link.other] if link.other_is_new else link.other, link.similarity, link.reason)
+                    for link in links
+                    if ids[link.index] is not None and (not link.other_is_new or ids[link.other] is not None)
+                ]
+                for memory_id, other_id, similarity, reason in found:
+                    self._run(
+                        "INSERT INTO conflicts (memory_id, other_id, similarity, reason, detected_at) VALUES (?, ?, ?, ?, ?) "
+                        "ON CONFLICT DO NOTHING",
+                        [memory_id, other_id, float(similarity), reason, _naive(_utcnow())],
+                    )
                 if audit is not None:
                     audit.details.setdefault("ids", [ids[i] for i in fresh])
+                    if found:
+                        audit.details["conflicts"] = [[a, b] for a, b, _, _ in found]
                     self._insert_audit(audit)
 
             self._transaction(work)
@@ -644,7 +688,7 @@ class DuckDBStore(Store):
 
     def count(self) -> int:
         with self._lock:
-            return int(self._run("SELECT count(*) FROM memories")[0][0])
+            return int(self._run("SELECT count(*) FROM memories WHERE forgotten_at IS NULL")[0][0])
 
     def _load(self) -> _Cache:
         with self._lock:
@@ -725,6 +769,68 @@ class DuckDBStore(Store):
             self._transaction(work)
             if self._cache is not None:
                 self._cache.column("floor")[self._cache.rows([memory_id])] = floor
+
+    def forget(self, memory_id: int, audit: AuditEvent) -> None:
+        memory_id = int(memory_id)
+
+        def work() -> None:
+            dim = self._run("SELECT len(embedding) FROM memories WHERE id = ?", [memory_id])[0][0]
+            self._run(
+                "UPDATE memories SET text = ?, summary = ?, headline = ?, embedding = ?, "
+                "content_hash = 'forgotten:' || id::VARCHAR, source = NULL, metadata = '{}', forgotten_at = ? WHERE id = ?",
+                [FORGOTTEN, FORGOTTEN, FORGOTTEN, [0.0] * int(dim), _naive(_utcnow()), memory_id],
+            )
+            self._run("UPDATE conflicts SET status = 'forgotten' WHERE (memory_id = ? OR other_id = ?) AND status = 'open'", [memory_id, memory_id])
+            self._insert_audit(audit)
+
+        with self._lock:
+            self._transaction(work)
+            if self._cache is not None:
+                row = self._cache.rows([memory_id])
+                self._cache.column("forgotten")[row] = True
+                self._cache._vectors[row] = 0.0
+                self._cache.short_texts = None  # the texts are gone: read them again when needed
+
+    def conflicts(
+        self, ids: Sequence[int] | None = None, status: Sequence[str] | None = None, limit: int | None = None
+    ) -> list[Conflict]:
+        clauses, args = [], []
+        if ids is not None:
+            clauses.append("(memory_id IN (SELECT unnest(?::BIGINT[])) OR other_id IN (SELECT unnest(?::BIGINT[])))")
+            args += [[int(i) for i in ids], [int(i) for i in ids]]
+        if status:
+            clauses.append("status IN (SELECT unnest(?::VARCHAR[]))")
+            args.append(list(status))
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        tail = f" LIMIT {int(limit)}" if limit else ""
+        with self._lock:
+            rows = self._run(
+                "SELECT memory_id, other_id, similarity, reason, detected_at, status, superseded_id, resolved_by, "
+                f"resolved_at, note FROM conflicts {where} ORDER BY detected_at DESC, memory_id DESC{tail}",
+                args,
+            )
+        return [
+            Conflict(
+                memory_id=r[0], other_id=r[1], similarity=r[2], reason=r[3], detected_at=_aware(r[4]), status=r[5],
+                superseded_id=r[6], resolved_by=r[7], resolved_at=_aware(r[8]), note=r[9],
+            )
+            for r in rows
+        ]
+
+    def resolve_conflict(
+        self, memory_id: int, other_id: int, status: str, superseded_id: int | None, audit: AuditEvent
+    ) -> None:
+        def work() -> None:
+            updated = self._run(
+                "UPDATE conflicts SET status = ?, superseded_id = ?, resolved_by = ?, resolved_at = ?, note = ? "
+                "WHERE memory_id = ? AND other_id = ? RETURNING 1",
+                [status, superseded_id, audit.actor, _naive(_utcnow()), audit.details.get("reason"), int(memory_id), int(other_id)],
+            )
+            if not updated:
+                raise StoreError(f"no conflict between memories {memory_id} and {other_id}.")
+            self._insert_audit(audit)
+
+        self._transaction(work)
 
     def set_layout(self, ids: Sequence[int], x: np.ndarray, y: np.ndarray) -> None:
         table = pa.table(
@@ -880,6 +986,7 @@ def _state_of(rows: Sequence[NewMemory], ids: Sequence[int], codes: np.ndarray) 
         len_text=np.array([len(m.text) for m in rows], dtype=np.int32),
         len_summary=np.array([len(m.summary) for m in rows], dtype=np.int32),
         len_headline=np.array([len(m.headline) for m in rows], dtype=np.int32),
+        forgotten=np.zeros(len(rows), dtype=bool),
     )
 
 
@@ -959,6 +1066,7 @@ def _state_from_arrow(table: pa.Table) -> State:
         len_text=col("len_text", np.int32),
         len_summary=col("len_summary", np.int32),
         len_headline=col("len_headline", np.int32),
+        forgotten=col("forgotten", bool),
         agent_names=agent_names,
     )
 
@@ -983,4 +1091,5 @@ def _record(row: tuple, last_retrieved_at: datetime | None, retrieval_count: int
         metadata=json.loads(row[12]),
         x=row[13],
         y=row[14],
+        forgotten=row[15] is not None,
     )

@@ -1,0 +1,128 @@
+"""Conflict candidates: two memories about the same thing that say different things. Pure.
+
+The concept leaves contradictory memories as an open question and points at
+ingestion time. A new memory is a conflict candidate of an existing one when
+
+- they are about the same subject: cosine similarity of their vectors at
+  least ``SIMILAR`` (and not a duplicate, which the store skips anyway), and
+- they make the same claim: at least ``SAME_CLAIM`` of their content words
+  in common, and
+- they differ in one checkable fact: one number swapped for another, one
+  name or day swapped for another (with a name in common: the same subject),
+  or a negation one has and the other lacks, nothing else differing.
+
+A paraphrase states the same numbers and names, so it is not a candidate; a
+restatement that adds detail (its numbers include the other's) is not either.
+Detection only proposes: an auditor keeps both or marks one superseded.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+#: Cosine similarity from which two memories are taken to be about the same subject.
+SIMILAR = 0.7
+#: Share of content words two texts must have in common to make the same claim.
+SAME_CLAIM = 0.5
+
+_WORD = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n)([^\W\d_][\w'’-]*)", re.UNICODE)
+_NEGATION = frozenset(
+    "not no never none nobody nothing neither nor cannot cancelled canceled without isn't wasn't aren't weren't "
+    "don't doesn't didn't won't wouldn't can't couldn't shouldn't hasn't haven't hadn't".split()
+)
+_STOP = frozenset("the a an of to in on at for with and or but is are was were be been by from as that this it its".split())
+_TIME_NAMES = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday january february march april may june july august "
+    "september october november december jan feb mar apr jun jul aug sep sept oct nov dec".split()
+)
+# Words that open sentences without naming anything (a capitalised word at a
+# sentence start is taken for a name unless it is one of these or a stopword).
+_ORDINARY = frozenset(
+    """the a an and but or so if we you he she it they my our your his her their this that these those there here
+    what when where why how who last next first then today yesterday tomorrow after before since while also just
+    good great new old big small all some any each every no yes not only still even maybe please thanks sorry oh
+    hey hi hello well okay ok yeah actually honestly anyway i'm i've it's that's there's we're you're don't can't
+    let's as at in on for with from by to of up out about over under into onto per via""".split()
+)
+# Capitalised words that name no subject.
+_COMMON = frozenset(
+    "I I'm I've I'll I'd The A An And But Or So If We You He She It They My Our Your His Her Their This That These "
+    "Those There Here What When Where Why How Who Mr Mrs Ms Dr Prof".split()
+)
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What a text states that a contradiction could change, and the words it says it with."""
+
+    words: frozenset[str]  # content words
+    numbers: frozenset[str]
+    names: frozenset[str]  # capitalised words inside sentences, days and months included
+    negated: bool
+
+
+_TOKEN = re.compile(r"[$€£]?\d[\d,]*(?:\.\d+)?(?:\s?(?:%|x|k|m|bn|mg|kg|million|billion)\b)?|[^\W\d_][\w'’-]*", re.UNICODE)
+
+
+def facts(text: str) -> Facts:
+    starts = {m.start(1) for m in _SENTENCE_START.finditer(text)}
+    words, numbers, names = set(), set(), set()
+    for m in _TOKEN.finditer(text):
+        raw = m.group(0)
+        if raw[0].isdigit() or raw[0] in "$€£":
+            numbers.add(re.sub(r"[\s,]", "", raw).lower())
+            continue
+        lower = raw.lower()
+        if lower not in _STOP:
+            words.add(lower)
+        if raw[0].isupper() and raw not in _COMMON and len(raw) > 2 and (
+            m.start() not in starts or lower in _TIME_NAMES or lower not in _ORDINARY
+        ):
+            names.add(re.sub(r"['’]s?$", "", lower))
+    negated = bool(words & _NEGATION) or "n't" in text.lower()
+    return Facts(frozenset(words), frozenset(numbers), frozenset(names), negated)
+
+
+def difference(a: Facts, b: Facts, similarity: float) -> str | None:
+    """Why two similar memories may contradict each other, or None if nothing checkable differs.
+
+    The same claim (half their content words shared, or more) with another
+    value: "the cap is 2x annual fees" / "the cap is 3x annual fees",
+    "Paloma moved to Calgary" / "Paloma moved to Denver", "on Monday" / "moved
+    to Wednesday". A series of reports ("AURB closed at $41.87 (+1.5%)" day
+    after day: several numbers, none shared) is not a contradiction.
+    """
+    if similarity < SIMILAR:
+        return None
+    if a.words and b.words and len(a.words & b.words) / len(a.words | b.words) < SAME_CLAIM:
+        return None
+    # One value swapped for another; a report that changes most of its values is the next report.
+    only_a, only_b = a.numbers - b.numbers, b.numbers - a.numbers
+    if len(only_a) == 1 and len(only_b) == 1:
+        return f"{next(iter(only_b))} instead of {next(iter(only_a))}"
+    names_a, names_b = a.names - b.names, b.names - a.names
+    if len(names_a) == 1 and len(names_b) == 1 and (a.names & b.names) and not (only_a or only_b):
+        return f"{next(iter(names_b)).title()} instead of {next(iter(names_a)).title()}"
+    if a.negated != b.negated and not (only_a or only_b or names_a or names_b):
+        return "one of them says not"
+    return None
+
+
+def close_pairs(new_vectors: np.ndarray, old_vectors: np.ndarray, limit: int = 3) -> list[tuple[int, int, float]]:
+    """(new index, old index, similarity) of each new vector's most similar old ones at ``SIMILAR`` or more."""
+    out: list[tuple[int, int, float]] = []
+    if len(new_vectors) == 0 or len(old_vectors) == 0:
+        return out
+    sims = new_vectors @ old_vectors.T
+    for i in range(len(new_vectors)):
+        close = np.flatnonzero(sims[i] >= SIMILAR)
+        for j in close[np.argsort(-sims[i, close], kind="stable")][: limit * 4].tolist():
+            out.append((i, int(j), float(sims[i, j])))
+    return out
+
+
+__all__ = ["Facts", "facts", "difference", "close_pairs", "SIMILAR", "SAME_CLAIM"]
