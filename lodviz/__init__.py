@@ -81,7 +81,7 @@ def open(
         compressor = compressor_from_name(compressor)  # before the store: a bad name opens nothing
     store = DuckDBStore(path, read_only=read_only)
     if embedder is None:
-        embedder = SentenceTransformerEmbedder(model) if model else None
+        embedder = _embedder_named(model) if model else None
     try:
         return memory_class(
             store,
@@ -96,6 +96,19 @@ def open(
     except Exception:
         store.close()
         raise
+
+
+def _embedder_named(model: str) -> Embedder:
+    """``hash`` or ``hash:N`` is the deterministic test embedder (``lodviz.testing``); anything
+    else a sentence-transformers model name or path."""
+    if model == "hash" or model.startswith("hash:"):
+        from lodviz.testing import HashEmbedder
+
+        _, _, size = model.partition(":")
+        if size and not size.isdigit():
+            raise InvalidParameters(f"the test embedder is 'hash' or 'hash:N' with N a number of dimensions, got {model!r}.")
+        return HashEmbedder(int(size) if size else 64)
+    return SentenceTransformerEmbedder(model)
 
 
 __all__ = [

@@ -83,7 +83,7 @@ pass_state = click.make_pass_decorator(_State)
     "--model",
     envvar="LODVIZ_EMBEDDING_MODEL",
     default=None,
-    help="A sentence-transformers model name or path (default: bundled all-MiniLM-L6-v2).",
+    help="A sentence-transformers model name or path (default: bundled all-MiniLM-L6-v2); hash or hash:N is the deterministic test embedder.",
 )
 @click.option(
     "--compressor",
@@ -503,6 +503,75 @@ def agents_set(state: _State, agent_id: str, preset: str | None, reason: str | N
         raise click.UsageError("give --preset or at least one of --alpha/--lambda/--theta1/--theta2/--theta3/--k.")
     params = state.open().set_profile(agent_id, preset, reason=reason, **values)
     click.echo(f"Profile of {agent_id}: " + ", ".join(f"{k}={v}" for k, v in params.to_dict().items()))
+
+
+@cli.group(invoke_without_command=True)
+@click.pass_context
+def golden(ctx: click.Context) -> None:
+    """Golden queries: questions with the memories a good answer needs (what `tune` measures)."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(golden_list)
+
+
+@golden.command("list")
+@click.option("--agent", "agent_id")
+@click.option("--json", "as_json", is_flag=True)
+@pass_state
+def golden_list(state: _State, agent_id: str | None, as_json: bool) -> None:
+    """List the golden queries on record."""
+    entries = state.open(must_exist=True).golden(agent_id)
+    if as_json:
+        _echo_json([g.to_dict() for g in entries])
+        return
+    if not entries:
+        click.echo("No golden queries; add some with `lodviz golden import FILE`.")
+    for g in entries:
+        click.echo(f"[{g.id}] {g.agent_id or '(auditor)'}: {g.query}  needs {', '.join(f'#{i}' for i in g.needs)}")
+
+
+@golden.command("import")
+@click.argument("path", type=click.Path(path_type=Path))
+@pass_state
+def golden_import(state: _State, path: Path) -> None:
+    """Import golden queries from a JSON Lines file (all or nothing; see lodviz.tuning)."""
+    ids = state.open(must_exist=True).import_golden(path)
+    click.echo(f"Imported {len(ids)} golden queries.")
+
+
+@cli.command()
+@click.option("--agent", "agent_id", help="Tune this agent's profile on its golden queries.")
+@click.option("--budget", "budget_tokens", type=int, default=2000, show_default=True, help="Token budget of each search.")
+@click.option("--save", is_flag=True, help="Save the suggested alpha and lambda as the agent's profile (audited).")
+@click.option("--json", "as_json", is_flag=True)
+@pass_state
+def tune(state: _State, agent_id: str | None, budget_tokens: int, save: bool, as_json: bool) -> None:
+    """Sweep alpha and lambda on golden queries and suggest a setting."""
+    mem = state.open(must_exist=True)
+    result = mem.tune(agent_id, budget_tokens=budget_tokens)
+    best = result.suggest()
+    if as_json:
+        _echo_json({"agent_id": agent_id, "budget": budget_tokens, "queries": result.queries, "current": result.current, "suggested": best, "grid": result.rows})
+    else:
+        frame = result.frame()
+        click.secho(f"{result.queries} golden queries of {agent_id or 'all agents'}, {budget_tokens:,}-token budget", bold=True)
+        click.echo("readable recall (FULL or SUMMARY) by alpha (rows) and lambda (columns):")
+        table = frame.pivot(index="alpha", columns="lam", values="recall_readable")
+        click.echo("  alpha  " + "".join(f"{lam:>8g}" for lam in table.columns))
+        for alpha, row in table.iterrows():
+            click.echo(f"  {alpha:5.2f}  " + "".join(f"{v:8.2f}" for v in row.tolist()))
+        current = result.current or {}
+        click.echo(
+            f"current  alpha {result.base.alpha} lambda {result.base.lam}: readable {current.get('recall_readable', 0):.2f}, "
+            f"any tier {current.get('recall_any', 0):.2f}"
+        )
+        click.echo(
+            f"suggested alpha {best['alpha']} lambda {best['lam']}: readable {best['recall_readable']:.2f}, any tier {best['recall_any']:.2f}"
+        )
+    if save:
+        if not agent_id:
+            raise click.UsageError("--save needs --agent: profiles belong to agents.")
+        params = mem.set_profile(agent_id, result.suggested_params(), reason=f"lodviz tune on {result.queries} golden queries")
+        click.echo(f"Saved: profile of {agent_id} is now alpha {params.alpha}, lambda {params.lam}.", err=as_json)
 
 
 @cli.command()

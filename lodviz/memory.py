@@ -13,8 +13,10 @@ memory that does not exist. ``agent_id=None`` is the auditor's view: all.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import OrderedDict
+from pathlib import Path
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Sequence
@@ -26,6 +28,7 @@ from lodviz import scoring
 from lodviz.errors import (
     BudgetTooSmall,
     EmbeddingMismatch,
+    ImportFormatError,
     InvalidInput,
     InvalidParameters,
     MemoryNotFound,
@@ -34,6 +37,7 @@ from lodviz.ingest.compress import Compressor, ExtractiveCompressor
 from lodviz.ingest.embed import Embedder, SentenceTransformerEmbedder
 from lodviz import conflicts as conflict_rules
 from lodviz import lexical as lex
+from lodviz import tuning
 from lodviz.ingest.records import MemoryInput, parse_record, parse_time
 from lodviz.params import DEFAULT, PRESETS, Params, preset
 from lodviz.result import Hit, Result, count_tiers, date_line, header, line, render_items
@@ -43,6 +47,7 @@ from lodviz.store.base import (
     AuditEvent,
     Conflict,
     ConflictLink,
+    Golden,
     MemoryRecord,
     NewMemory,
     State,
@@ -554,7 +559,7 @@ class Memory:
             penalty=penalty[order] if penalty is not None else None,
         )
         self._candidate_cache[key] = found
-        while len(self._candidate_cache) > 8:
+        while len(self._candidate_cache) > 32:
             self._candidate_cache.popitem(last=False)
         return found
 
@@ -617,6 +622,7 @@ class Memory:
         budget_tokens: int | None = None,
         touch: bool = True,
         actor: str | None = None,
+        _record: bool = True,
     ) -> Result:
         """The LOD landscape for ``query``: the k nearest memories, each at its tier.
 
@@ -652,7 +658,24 @@ class Memory:
             touch=touch,
             actor=actor,
             order=np.arange(len(sub)),  # most relevant first
+            record=_record,
         )
+
+    def preview(
+        self,
+        query: str,
+        *,
+        agent_id: str | None = None,
+        params: Params | None = None,
+        now: datetime | str | None = None,
+        budget_tokens: int | None = None,
+    ) -> Result:
+        """What ``search`` would return, leaving no trace: no retrieval counted, no audit line.
+
+        For tuning, which asks the same questions under many settings and
+        records itself once (``lodviz.tuning``). Agents and people search.
+        """
+        return self.search(query, agent_id=agent_id, params=params, now=now, budget_tokens=budget_tokens, touch=False, _record=False)
 
     def _deliver(
         self,
@@ -670,10 +693,12 @@ class Memory:
         touch: bool = True,
         actor: str | None = None,
         extra: dict[str, Any] | None = None,
+        record: bool = True,
     ) -> Result:
         """Fit the budget, fetch texts, count retrievals and audit: the tail every mode shares.
 
-        ``order`` lists the rows of ``sub`` most relevant first.
+        ``order`` lists the rows of ``sub`` most relevant first. ``record``
+        False (``preview``) leaves no trace at all.
         """
         if budget_tokens is not None and (isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int) or budget_tokens < 1):
             raise InvalidParameters(f"budget_tokens must be a whole number of at least 1, got {budget_tokens!r}.")
@@ -707,6 +732,8 @@ class Memory:
             counted_tokens=counted,
             tokenizer=self.token_counter.name if counted is not None else None,
         )
+        if not record:
+            return result
         details = {
             "params": params.to_dict(),
             "counts": count_tiers(items),
@@ -925,6 +952,116 @@ class Memory:
             self._line_tokens.pop((record.id, tier), None)
         self._candidate_cache.clear()
         self._similarity_cache.clear()
+
+    # -- golden queries and tuning ------------------------------------------------------
+
+    def golden(self, agent_id: str | None = None) -> list[Golden]:
+        """The golden queries on record (of one agent, or all)."""
+        return self.store.golden(agent_id)
+
+    def add_golden(
+        self, query: str, needs: Sequence[int], *, agent_id: str | None = None, note: str | None = None, actor: str | None = None
+    ) -> int:
+        """Record a golden query: ``query`` as ``agent_id`` asks it, and the memories a good answer needs (audited)."""
+        return self._add_golden([self._golden_entry({"query": query, "needs": list(needs), "agent_id": agent_id, "note": note}, "")], actor)[0]
+
+    def import_golden(self, path: str | Path, *, actor: str | None = None) -> list[int]:
+        """Golden queries from a JSON Lines file (``lodviz.tuning`` documents it), all or nothing."""
+        path = Path(path)
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ImportFormatError(f"cannot read {path}: {exc}") from None
+        entries = []
+        for number, raw in enumerate(lines, start=1):
+            if not raw.strip():
+                continue
+            where = f"{path.name} line {number}"
+            try:
+                data = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise ImportFormatError(f"{where}: not valid JSON ({exc.msg}).") from None
+            entries.append(self._golden_entry(data, where))
+        if not entries:
+            raise ImportFormatError(f"{path.name} holds no golden queries.")
+        return self._add_golden(entries, actor, source=path.name)
+
+    def _golden_entry(self, data: Any, where: str) -> Golden:
+        prefix = f"{where}: " if where else ""
+        if not isinstance(data, dict):
+            raise ImportFormatError(f"{prefix}expected an object with 'query' and 'needs' or 'needs_text'.")
+        query = data.get("query")
+        if not isinstance(query, str) or not query.strip():
+            raise ImportFormatError(f"{prefix}'query' must be a non-empty string.")
+        agent_id = data.get("agent_id")
+        if agent_id is not None and not isinstance(agent_id, str):
+            raise ImportFormatError(f"{prefix}'agent_id' must be a string.")
+        needs: list[int] = []
+        for raw in data.get("needs") or []:
+            try:
+                needs.append(self.get(raw, agent_id=agent_id).id)
+            except MemoryNotFound:
+                raise ImportFormatError(f"{prefix}memory {raw!r} does not exist or {agent_id or 'the auditor'} cannot see it.") from None
+        for text in data.get("needs_text") or []:
+            if not isinstance(text, str) or not text.strip():
+                raise ImportFormatError(f"{prefix}each 'needs_text' entry must be a non-empty string.")
+            state = self.store.state()
+            matches = [i for i in self.store.ids_containing(text, 50) if bool(state.visible_to(agent_id)[state.rows_of([i])[0]])]
+            if len(matches) != 1:
+                found = "no memory" if not matches else f"{len(matches)} memories"
+                raise ImportFormatError(f"{prefix}{found} visible to {agent_id or 'the auditor'} contain {text!r}; it must name exactly one.")
+            needs.append(matches[0])
+        if not needs:
+            raise ImportFormatError(f"{prefix}give 'needs' (memory ids) or 'needs_text' (text each needed memory contains).")
+        return Golden(query=query.strip(), needs=sorted(set(needs)), agent_id=agent_id, note=data.get("why") or data.get("note"))
+
+    def _add_golden(self, entries: list[Golden], actor: str | None, source: str | None = None) -> list[int]:
+        event = AuditEvent(
+            action="golden",
+            actor=actor or self.actor,
+            agent_id=entries[0].agent_id if len({g.agent_id for g in entries}) == 1 else None,
+            details={"count": len(entries), "source": source},
+        )
+        return self.store.add_golden(entries, event)
+
+    def tune(
+        self,
+        agent_id: str | None = None,
+        *,
+        budget_tokens: int = 2000,
+        alphas: Sequence[float] | None = None,
+        lambdas: Sequence[float] | None = None,
+        actor: str | None = None,
+    ) -> tuning.Sweep:
+        """Sweep alpha and lambda over the agent's golden queries (``lodviz.tuning``); one audit line.
+
+        Raises ``InvalidInput`` when there are no golden queries to measure against.
+        """
+        golden = self.golden(agent_id)
+        if not golden:
+            who = f"agent {agent_id!r}" if agent_id else "this store"
+            raise InvalidInput(
+                f"{who} has no golden queries to tune against; add some with `lodviz golden import FILE` "
+                "(a JSON Lines file of queries and the memories they need)."
+            )
+        base = self.profile(agent_id)
+        result = tuning.sweep(
+            self, golden, agent_id=agent_id, base=base, budget=budget_tokens,
+            alphas=alphas or tuning.ALPHAS, lambdas=lambdas or tuning.LAMBDAS,
+        )
+        best = result.suggest()
+        current = tuning.evaluate(self, golden, base, budget_tokens, agent_id)
+        self.store.record(
+            AuditEvent(
+                action="tune",
+                actor=actor or self.actor,
+                agent_id=agent_id,
+                details={"budget_tokens": budget_tokens, "queries": len(golden), "settings": len(result.rows),
+                         "current": {"alpha": base.alpha, "lam": base.lam, **current}, "suggested": best},
+            )
+        )
+        result.current = current
+        return result
 
     # -- one memory ---------------------------------------------------------------
 

@@ -145,6 +145,23 @@ class Conflict:
 
 
 @dataclass
+class Golden:
+    """A golden query: a question an agent asks, and the memories a good answer needs."""
+
+    query: str
+    needs: list[int]
+    agent_id: str | None = None
+    note: str | None = None
+    id: int | None = None
+    created_at: datetime | None = None
+    created_by: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "agent_id": self.agent_id, "query": self.query, "needs": list(self.needs), "note": self.note,
+                "created_at": iso(self.created_at), "created_by": self.created_by}
+
+
+@dataclass
 class AuditEvent:
     """One line of the append-only audit log."""
 
@@ -349,6 +366,18 @@ class Store(abc.ABC):
         self, ids: Sequence[int] | None = None, status: Sequence[str] | None = None, limit: int | None = None
     ) -> list[Conflict]:
         """Conflicts involving any of ``ids`` (all for None) in any of ``status``, newest first."""
+
+    @abc.abstractmethod
+    def ids_containing(self, text: str, limit: int = 10) -> list[int]:
+        """Ids of live memories whose full text contains ``text`` (at most ``limit``), lowest first."""
+
+    # -- golden queries -------------------------------------------------------
+    @abc.abstractmethod
+    def golden(self, agent_id: str | None = None) -> list[Golden]: ...
+
+    @abc.abstractmethod
+    def add_golden(self, entries: Sequence[Golden], audit: AuditEvent) -> list[int]:
+        """Store golden queries with their audit line, in one transaction; returns their ids."""
 
     @abc.abstractmethod
     def resolve_conflict(

@@ -33,6 +33,7 @@ from lodviz.store.base import (
     AuditEvent,
     Conflict,
     ConflictLink,
+    Golden,
     MemoryRecord,
     NewMemory,
     State,
@@ -218,6 +219,24 @@ def _m007_conflicts_and_forgetting(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("ALTER TABLE memories ADD COLUMN forgotten_at TIMESTAMP")
 
 
+def _m008_golden_queries(con: duckdb.DuckDBPyConnection) -> None:
+    # Questions with the memories a good answer needs: what tuning measures against.
+    con.execute("CREATE SEQUENCE golden_id START 1")
+    con.execute(
+        """
+        CREATE TABLE golden (
+            id BIGINT PRIMARY KEY DEFAULT nextval('golden_id'),
+            agent_id VARCHAR,
+            query VARCHAR NOT NULL,
+            needs VARCHAR NOT NULL,
+            note VARCHAR,
+            created_at TIMESTAMP NOT NULL,
+            created_by VARCHAR NOT NULL
+        )
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
     ("001_initial", _m001_initial),
     ("002_profiles", _m002_profiles),
@@ -226,6 +245,7 @@ MIGRATIONS: list[tuple[str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
     ("005_retrieval_log", _m005_retrieval_log),
     ("006_retrieval_order", _m006_retrieval_order),
     ("007_conflicts_and_forgetting", _m007_conflicts_and_forgetting),
+    ("008_golden_queries", _m008_golden_queries),
 ]
 
 
@@ -831,6 +851,41 @@ class DuckDBStore(Store):
             self._insert_audit(audit)
 
         self._transaction(work)
+
+    def ids_containing(self, text: str, limit: int = 10) -> list[int]:
+        with self._lock:
+            rows = self._run(
+                "SELECT id FROM memories WHERE forgotten_at IS NULL AND strpos(text, ?) > 0 ORDER BY id LIMIT ?", [text, int(limit)]
+            )
+        return [int(r[0]) for r in rows]
+
+    def golden(self, agent_id: str | None = None) -> list[Golden]:
+        with self._lock:
+            rows = self._run(
+                "SELECT id, agent_id, query, needs, note, created_at, created_by FROM golden "
+                + ("WHERE agent_id = ? " if agent_id is not None else "")
+                + "ORDER BY id",
+                [agent_id] if agent_id is not None else [],
+            )
+        return [Golden(id=r[0], agent_id=r[1], query=r[2], needs=json.loads(r[3]), note=r[4], created_at=_aware(r[5]), created_by=r[6]) for r in rows]
+
+    def add_golden(self, entries: Sequence[Golden], audit: AuditEvent) -> list[int]:
+        def work() -> list[int]:
+            ids = []
+            for g in entries:
+                ids.append(
+                    int(
+                        self._run(
+                            "INSERT INTO golden (agent_id, query, needs, note, created_at, created_by) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+                            [g.agent_id, g.query, json.dumps(list(g.needs)), g.note, _naive(_utcnow()), audit.actor],
+                        )[0][0]
+                    )
+                )
+            audit.details.setdefault("golden_ids", ids)
+            self._insert_audit(audit)
+            return ids
+
+        return self._transaction(work)
 
     def set_layout(self, ids: Sequence[int], x: np.ndarray, y: np.ndarray) -> None:
         table = pa.table(

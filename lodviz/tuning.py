@@ -1,0 +1,117 @@
+"""Choosing alpha and lambda on evidence: golden queries, swept, within a token budget.
+
+A golden query is a question an agent asks and the memories a good answer
+needs (``Golden``; import a file with ``Memory.import_golden``). ``sweep``
+asks every golden query of an agent again under each (alpha, lambda) of a grid,
+with the agent's thresholds and k, through ``Memory.preview`` (the search an
+agent would get, without counting retrievals or writing the audit log), and
+measures what share of the needed memories comes back at any tier and
+readable (FULL or SUMMARY) within the budget. ``suggest`` picks the setting
+with the most readable recall, then the most recall at any tier, then the one
+nearest the agent's current profile.
+
+The file format (JSON Lines, one query per line)::
+
+    {"agent_id": "legal-review", "query": "what cap did we agree with Paragon?",
+     "needs": [812, 1290]}                       # memory ids, or
+    {"agent_id": "legal-review", "query": "...",
+     "needs_text": ["liability cap at 2x annual fees"]}   # exact text each needed memory contains
+
+``needs_text`` entries must each match exactly one memory the agent can see;
+they are resolved to ids on import, so the file survives a rebuilt store.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+
+from lodviz.params import Params
+from lodviz.scoring import Tier
+from lodviz.store.base import Golden
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from lodviz.memory import Memory
+
+ALPHAS = tuple(round(a, 2) for a in np.linspace(0.0, 1.0, 11))
+LAMBDAS = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3)
+
+
+@dataclass
+class Sweep:
+    """Recall of an agent's golden queries under each (alpha, lambda) of a grid."""
+
+    agent_id: str | None
+    budget: int
+    queries: int
+    base: Params  # the profile the grid varies (thresholds and k come from it)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    current: dict[str, float] | None = None  # recall under ``base`` itself
+
+    def frame(self) -> "pd.DataFrame":
+        """One row per setting: alpha, lam, recall_any, recall_readable, tokens."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows, columns=["alpha", "lam", "recall_any", "recall_readable", "tokens"])
+
+    def at(self, alpha: float, lam: float) -> dict[str, Any] | None:
+        return next((r for r in self.rows if math.isclose(r["alpha"], alpha) and math.isclose(r["lam"], lam)), None)
+
+    def suggest(self) -> dict[str, Any]:
+        """The best setting: most readable recall, then most recall at any tier, then nearest the current profile."""
+
+        def key(row: dict[str, Any]) -> tuple[float, float, float]:
+            distance = abs(row["alpha"] - self.base.alpha) + abs(math.log10(row["lam"]) - math.log10(max(self.base.lam, 1e-6)))
+            return (round(row["recall_readable"], 3), round(row["recall_any"], 3), -distance)
+
+        return max(self.rows, key=key)
+
+    def suggested_params(self) -> Params:
+        best = self.suggest()
+        return self.base.with_(alpha=best["alpha"], lam=best["lam"])
+
+
+def recall(returned: Sequence[int], needs: Sequence[int]) -> float:
+    needed = set(needs)
+    return len(needed & set(returned)) / len(needed) if needed else 0.0
+
+
+def evaluate(mem: "Memory", golden: Sequence[Golden], params: Params, budget: int, agent_id: str | None) -> dict[str, float]:
+    """Mean recall (any tier, readable) and mean tokens of ``golden`` under ``params``."""
+    any_tier, readable, tokens = [], [], []
+    for g in golden:
+        result = mem.preview(g.query, agent_id=agent_id, params=params, budget_tokens=budget)
+        any_tier.append(recall([item.id for item in result.items], g.needs))
+        readable.append(recall([item.id for item in result.items if item.tier >= Tier.SUMMARY], g.needs))
+        tokens.append(result.tokens)
+    return {
+        "recall_any": float(np.mean(any_tier)) if any_tier else 0.0,
+        "recall_readable": float(np.mean(readable)) if readable else 0.0,
+        "tokens": float(np.mean(tokens)) if tokens else 0.0,
+    }
+
+
+def sweep(
+    mem: "Memory",
+    golden: Sequence[Golden],
+    *,
+    agent_id: str | None,
+    base: Params,
+    budget: int,
+    alphas: Sequence[float] = ALPHAS,
+    lambdas: Sequence[float] = LAMBDAS,
+) -> Sweep:
+    out = Sweep(agent_id=agent_id, budget=budget, queries=len(golden), base=base)
+    for alpha in alphas:
+        for lam in lambdas:
+            params = base.with_(alpha=float(alpha), lam=float(lam))
+            out.rows.append({"alpha": float(alpha), "lam": float(lam), **evaluate(mem, golden, params, budget, agent_id)})
+    return out
+
+
+__all__ = ["Sweep", "sweep", "evaluate", "recall", "ALPHAS", "LAMBDAS"]
