@@ -17,6 +17,7 @@ from typing import Any, Callable
 import click
 
 import lodviz
+from lodviz.audit import summarise
 from lodviz.errors import LodvizError
 from lodviz.ingest.importers import read_any
 from lodviz.memory import Memory, Result
@@ -631,6 +632,8 @@ def audit(state: _State, agent_id: str | None, actions: tuple[str, ...], limit: 
             extra = f" {e.details.get('from')}→{e.details.get('to')}" + (f" ({e.details['reason']})" if e.details.get("reason") else "")
         elif e.action == "write":
             extra = f" {e.details.get('count', 0)} memories"
+        elif e.action in ("resolve", "forget", "golden", "tune"):
+            extra = " " + summarise(e)
         click.echo(f"{iso(e.at)}  {e.action:<8} {e.actor:<20} {what}{extra}")
 
 

@@ -10,7 +10,8 @@ history, deterministically from the memory's own text, and an optional
 ``conflict`` key kept in its metadata. Everything else goes through
 ``Memory.add_many``: the same compression and embedding as any import. Then
 the agents get their deployment's preset profile, the store records its
-reference time and demo queries, and the UMAP layout is fitted and stored.
+reference time, demo queries and golden queries (``golden.jsonl``, checked by
+``check_golden.py``), and the UMAP layout is fitted and stored.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from lodviz.layout import fit_layout  # noqa: E402
 from lodviz.scoring import Tier  # noqa: E402
 
 DEFAULT_OUT = HERE / "lodviz-sample.duckdb"
+#: Questions each agent asks and the memories a good answer needs (``lodviz tune``).
+GOLDEN = HERE / "golden.jsonl"
 #: "now" for the sample store, so the demo looks the same next year as today.
 REFERENCE_TIME = datetime(2026, 11, 30, 18, 0, tzinfo=timezone.utc)
 
@@ -129,6 +132,8 @@ def build(out: Path, *, start: int = 0, stop: int | None = None, layout: bool = 
             mem.set_profile(agent, preset, actor="sample-build", reason="deployment preset")
         mem.set_reference_time(REFERENCE_TIME)
         mem.store.set_meta({"demo_queries": json.dumps(DEMO_QUERIES)})
+        if GOLDEN.exists() and stop is None and start == 0:
+            print(f"{len(mem.import_golden(GOLDEN))} golden queries")
         if layout:
             fit_layout(mem)
             print(f"layout fitted at {time.perf_counter() - began:.0f}s")

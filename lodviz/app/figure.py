@@ -30,7 +30,8 @@ BACKGROUND = "#0b1020"
 GRID = "#1f2a44"
 TEXT = "#c9d3e6"
 
-TRACE = {"terraces": 0, "faint": 4, "memories": 5, "terrain": 6, "lines": 7, "camera": 8}
+TRACE = {"terraces": 0, "faint": 4, "memories": 5, "terrain": 6, "lines": 7, "camera": 8, "conflicts": 9}
+CONFLICT_COLOUR = "#ff5c7a"
 COLOR_MODES = ("tier", "agent", "kind", "age")
 GRID_CELLS = 56
 
@@ -215,6 +216,22 @@ def _lines(view: View) -> tuple[list[float | None], list[float | None], list[flo
     return xs, ys, zs
 
 
+def _conflict_lines(view: View) -> tuple[list[float | None], list[float | None], list[float | None]]:
+    """Segments between memories an open conflict links, at their heights in the scene."""
+    xs: list[float | None] = []
+    ys: list[float | None] = []
+    zs: list[float | None] = []
+    if not len(view.conflict_pairs):
+        return xs, ys, zs
+    rows = view.conflict_pairs.ravel()
+    heights = view.z(rows).reshape(-1, 2)
+    for (a, b), (za, zb) in zip(view.conflict_pairs.tolist(), heights.tolist()):
+        xs += [float(view.x[a]), float(view.x[b]), None]
+        ys += [float(view.y[a]), float(view.y[b]), None]
+        zs += [za, zb, None]
+    return xs, ys, zs
+
+
 def camera_height() -> float:
     return 4 * TERRACE_HEIGHT + 0.9
 
@@ -275,6 +292,13 @@ def build_figure(view: View, headlines: dict[int, str], *, color_mode: str = "ti
             hovertext=[f"query: {plotly_text(view.request.query or '')}"] if qx is not None else [],
             hovertemplate="%{hovertext}<extra></extra>",
             name="query camera",
+        )
+    )
+    cx, cy, cz = _conflict_lines(view)
+    fig.add_trace(
+        go.Scatter3d(
+            x=cx, y=cy, z=cz, mode="lines", line={"color": CONFLICT_COLOUR, "width": 4, "dash": "dash"},
+            hoverinfo="skip", name="conflicts",
         )
     )
     x0, x1, y0, y1 = _bounds(view)
@@ -348,4 +372,8 @@ def patch_figure(view: View, *, color_mode: str = "tier", show_terrain: bool = F
     patch["data"][TRACE["lines"]]["x"] = xs
     patch["data"][TRACE["lines"]]["y"] = ys
     patch["data"][TRACE["lines"]]["z"] = zs
+    cx, cy, cz = _conflict_lines(view)
+    patch["data"][TRACE["conflicts"]]["x"] = cx
+    patch["data"][TRACE["conflicts"]]["y"] = cy
+    patch["data"][TRACE["conflicts"]]["z"] = cz
     return patch

@@ -24,7 +24,7 @@ from lodviz.scoring import Tier
 ALL_AGENTS = "__all__"
 LAMBDA_RANGE = (-3.3, 0.0)  # log10 of lambda per day
 K_RANGE = (1.0, 4.0)  # log10 of k
-AUDIT_ACTIONS = ["search", "expand", "promote", "demote", "profile", "write", "recent", "unseen", "sample"]
+AUDIT_ACTIONS = ["search", "expand", "promote", "demote", "profile", "write", "recent", "unseen", "sample", "resolve", "forget", "golden", "tune"]
 
 
 @dataclass
@@ -187,7 +187,7 @@ def legend() -> html.Div:
                 "Ground: a semantic map (UMAP of the embeddings), related memories sit together. "
                 "Height: the tier a search would return (FULL on top, then SUMMARY, HEADLINE, OUT), "
                 "and within a terrace the score L. Size: how often a memory was retrieved; ◆ = a tier floor set by promote. "
-                "Faint points are outside the query's k nearest.",
+                "Faint points are outside the query's k nearest; red dashes link memories that may contradict each other.",
                 className="legend-text",
             ),
         ],
@@ -258,6 +258,81 @@ def audit_tab(mem: Memory) -> html.Div:
     )
 
 
+_TABLE_STYLE = {
+    "style_as_list_view": True,
+    "style_table": {"overflowX": "auto"},
+    "style_header": {"backgroundColor": "#141c33", "color": "#c9d3e6", "fontWeight": "600", "border": "none"},
+    "style_cell": {"backgroundColor": "#0f1629", "color": "#c9d3e6", "border": "none", "borderBottom": "1px solid #1f2a44",
+                   "fontFamily": "Inter, system-ui, sans-serif", "fontSize": "13px", "textAlign": "left", "padding": "6px 10px",
+                   "whiteSpace": "normal", "height": "auto", "maxWidth": "420px"},
+}
+
+
+def conflicts_tab() -> html.Div:
+    return html.Div(
+        [
+            html.Div(
+                [
+                    html.Span("Memories that may contradict each other, found when the newer one was written. "
+                              "Open one to decide in its panel: both stand, or one is superseded.", className="hint"),
+                    dcc.Checklist(id="conflicts-all", options=[{"label": " resolved ones too", "value": "all"}], value=[], className="check"),
+                ],
+                className="audit-filters",
+            ),
+            dash_table.DataTable(
+                id="conflicts-table",
+                columns=[
+                    {"name": "newer", "id": "newer"},
+                    {"name": "newer memory", "id": "newer_text"},
+                    {"name": "older", "id": "older"},
+                    {"name": "older memory", "id": "older_text"},
+                    {"name": "what differs", "id": "reason"},
+                    {"name": "status", "id": "status"},
+                    {"name": "found (UTC, wall clock)", "id": "detected"},
+                ],
+                page_size=20,
+                **_TABLE_STYLE,
+            ),
+        ],
+        className="audit",
+    )
+
+
+def evidence_tab(mem: Memory) -> html.Div:
+    agents = sorted(set(mem.agents()) | set(mem.profiles()))
+    golden_agents = {g.agent_id for g in mem.golden()}
+    first = next((a for a in agents if a in golden_agents), agents[0] if agents else None)
+    return html.Div(
+        [
+            html.Div(
+                [
+                    dcc.Dropdown(id="tune-agent", options=[{"label": a, "value": a} for a in agents], value=first, clearable=False, className="dropdown"),
+                    html.Span("budget", className="slider-label"),
+                    dcc.Input(id="tune-budget", type="number", min=100, step=100, value=2000, className="text-input narrow"),
+                    html.Button("Sweep α and λ on golden queries", id="tune-run", className="btn primary", n_clicks=0),
+                    html.Button("Save suggestion as this agent's profile", id="tune-save", className="btn", n_clicks=0),
+                ],
+                className="audit-filters",
+            ),
+            dcc.Loading(html.Div(id="tune-status", className="status")),
+            html.Div(id="tune-save-status", className="status"),
+            dcc.Store(id="tune-suggestion"),
+            html.Div(
+                [dcc.Graph(id="tune-heatmap", config={"displaylogo": False}), dcc.Graph(id="tune-curve", config={"displaylogo": False})],
+                className="tune-graphs",
+            ),
+            html.Div("Golden queries: what a good answer needs (lodviz golden import FILE)", className="section-title"),
+            dash_table.DataTable(
+                id="golden-table",
+                columns=[{"name": n, "id": i} for n, i in (("id", "id"), ("agent", "agent"), ("query", "query"), ("needs", "needs"), ("why", "note"))],
+                page_size=12,
+                **_TABLE_STYLE,
+            ),
+        ],
+        className="audit",
+    )
+
+
 def build_layout(mem: Memory, url: str | None, layout_finished: float | None = None) -> html.Div:
     """The page for ``url``; ``layout_finished`` is when the map was last updated, which the page already shows."""
     c = Controls.from_url(url, mem)
@@ -308,6 +383,11 @@ def build_layout(mem: Memory, url: str | None, layout_finished: float | None = N
                         ),
                     ),
                     dcc.Tab(label="Audit log", value="audit", className="tab", selected_className="tab selected", children=audit_tab(mem)),
+                    dcc.Tab(
+                        label="Conflicts", value="conflicts", className="tab", selected_className="tab selected",
+                        children=[html.Span(id="conflicts-count", className="hint"), conflicts_tab()],
+                    ),
+                    dcc.Tab(label="Tune on evidence", value="evidence", className="tab", selected_className="tab selected", children=evidence_tab(mem)),
                 ],
             ),
         ],

@@ -59,6 +59,7 @@ class View:
     query_xy: tuple[float, float] | None = None
     counts: dict[str, int] = field(default_factory=dict)
     tokens: int = 0
+    conflict_pairs: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64))  # rows of open conflicts
 
     @property
     def total(self) -> int:
@@ -118,6 +119,7 @@ def compute_view(mem: Memory, request: ViewRequest, draw_limit: int = DEFAULT_DR
     tiers = land.scored.tier[candidates]
     view.counts = {t.name: int((tiers == t).sum()) for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE, Tier.OUT)}
     view.tokens = result_tokens(state, candidates, tiers)
+    view.conflict_pairs = conflict_rows(mem, request, state.ids)
     if land.query_vector is not None and len(candidates):
         s = land.scored.similarity
         nearest = np.argsort(-s)[:QUERY_NEIGHBOURS]
@@ -127,6 +129,18 @@ def compute_view(mem: Memory, request: ViewRequest, draw_limit: int = DEFAULT_DR
             float(np.average(y[nearest], weights=weights)),
         )
     return view
+
+
+def conflict_rows(mem: Memory, request: ViewRequest, ids: np.ndarray) -> np.ndarray:
+    """(n, 2) rows of this view's memories that an open conflict links (both visible)."""
+    pairs = [(c.memory_id, c.other_id) for c in mem.conflicts(agent_id=request.agent_id)]
+    if not pairs or not len(ids):
+        return np.zeros((0, 2), dtype=np.int64)
+    flat = np.asarray(pairs, dtype=np.int64).ravel()
+    rows = np.searchsorted(ids, flat)
+    ok = (rows < len(ids)) & (ids[np.minimum(rows, len(ids) - 1)] == flat)
+    both = ok.reshape(-1, 2).all(axis=1)
+    return rows.reshape(-1, 2)[both]
 
 
 def result_tokens(state, rows: np.ndarray, tiers: np.ndarray) -> int:

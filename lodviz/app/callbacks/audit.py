@@ -4,38 +4,15 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from dash import Dash, Input, Output, State, dcc
 
 from lodviz.app.context import AppContext
-from lodviz.store.base import AuditEvent
+from lodviz.audit import summarise
 
 AUDIT_LIMIT = 500
-
-
-def summarise(event: AuditEvent) -> str:
-    d = event.details
-    if event.action in ("search", "recent", "unseen", "sample"):
-        c = d.get("counts", {})
-        text = f"{c.get('FULL', 0)} full, {c.get('SUMMARY', 0)} summaries, {c.get('HEADLINE', 0)} headlines; {len(d.get('touched', []))} touched"
-        if d.get("exclude"):
-            text += f"; excluding {', '.join(d['exclude'])}"
-        return text
-    if event.action in ("promote", "demote"):
-        return f"floor {d.get('from')} → {d.get('to')}" + (f": {d['reason']}" if d.get("reason") else "")
-    if event.action == "profile":
-        new = d.get("new", {})
-        return f"α {new.get('alpha')}, λ {new.get('lam')}, θ {new.get('theta1')}/{new.get('theta2')}/{new.get('theta3')}, k {new.get('k')}" + (
-            f" (preset {d['preset']})" if d.get("preset") else ""
-        )
-    if event.action == "write":
-        return f"{d.get('count', 0)} memories written"
-    if event.action == "expand":
-        return "full text read; counted as a retrieval"
-    return json.dumps(d, ensure_ascii=False)[:200]
 
 
 def rows(app_ctx: AppContext, agent: str | None, actions: list[str] | None, start: str | None, end: str | None) -> list[dict[str, Any]]:

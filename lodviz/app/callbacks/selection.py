@@ -19,7 +19,7 @@ from lodviz.app.figure import TIER_COLOURS
 from lodviz.app.layout import tier_badge
 from lodviz.errors import LodvizError, MemoryNotFound
 from lodviz.scoring import Placement, Tier
-from lodviz.store.base import MemoryRecord
+from lodviz.store.base import Conflict, MemoryRecord
 
 
 def clicked_id(click_data: dict | None) -> int | None:
@@ -67,7 +67,42 @@ def _meta(label: str, value: Any) -> html.Div:
     return html.Div([html.Span(label, className="meta-label"), html.Span(str(value), className="meta-value")], className="meta")
 
 
-def panel(record: MemoryRecord, placement: Placement, alpha: float, has_query: bool) -> list[Any]:
+def conflict_block(record: MemoryRecord, conflicts: list[Conflict], headlines: dict[int, str]) -> list[Any]:
+    """The memory's conflicts: what differs, the other memory, and the auditor's three answers."""
+    if not conflicts:
+        return []
+    out: list[Any] = [html.Div("May contradict", className="section-title")]
+    for c in conflicts:
+        other = c.partner(record.id)
+        newer = "newer" if other == c.memory_id else "older"
+        head = html.Div(
+            [html.B(f"#{other} ({newer}) "), html.Span(headlines.get(other, "")), html.Div(c.reason, className="hint")],
+            className="conflict-other",
+        )
+        if c.status == "open":
+            actions = html.Div(
+                [
+                    html.Button("Both stand", id={"type": "resolve", "a": record.id, "b": other, "superseded": 0}, className="btn small"),
+                    html.Button(f"#{record.id} is superseded", id={"type": "resolve", "a": record.id, "b": other, "superseded": record.id}, className="btn small"),
+                    html.Button(f"#{other} is superseded", id={"type": "resolve", "a": record.id, "b": other, "superseded": other}, className="btn small"),
+                ],
+                className="btn-row",
+            )
+        else:
+            decided = f"#{c.superseded_id} superseded" if c.superseded_id else "both stand"
+            actions = html.Div(f"Resolved: {decided}, by {c.resolved_by}" + (f" ({c.note})" if c.note else ""), className="hint")
+        out.append(html.Div([head, actions], className="conflict"))
+    return out
+
+
+def panel(
+    record: MemoryRecord,
+    placement: Placement,
+    alpha: float,
+    has_query: bool,
+    conflicts: list[Conflict] | None = None,
+    headlines: dict[int, str] | None = None,
+) -> list[Any]:
     """The panel's content for one memory under the current view."""
     s, d, score = placement.similarity, placement.decay, placement.score
     formula = f"L = α·S + (1−α)·D = {alpha:.2f} × {s:.3f} + {1 - alpha:.2f} × {d:.3f}"
@@ -89,6 +124,7 @@ def panel(record: MemoryRecord, placement: Placement, alpha: float, has_query: b
         ),
         html.Div(formula, className="formula"),
         html.Div(placement.reason, className="reason", id="panel-reason"),
+        *conflict_block(record, conflicts or [], headlines or {}),
         html.Div("" if has_query else "No query: α is 0 here, so L is the decay D alone.", className="hint"),
         html.Div(
             [
@@ -118,11 +154,13 @@ def show(app_ctx: AppContext, memory_id: int | None, applied, agent, alpha, lam_
         placement = app_ctx.mem.explain(
             memory_id, request.query, agent_id=request.agent_id, params=params, now=request.now, exclude=request.exclude
         )
+        conflicts = app_ctx.mem.conflicts(memory_id, status=None, agent_id=request.agent_id)
+        headlines = app_ctx.mem.headlines([c.partner(record.id) for c in conflicts])
     except MemoryNotFound:
         return html.Div("That memory is not visible to this agent.", className="empty"), hidden
     except LodvizError as exc:
         return html.Div(str(exc), className="error"), hidden
-    return panel(record, placement, params.alpha, request.has_query), {"display": "block"}
+    return panel(record, placement, params.alpha, request.has_query, conflicts, headlines), {"display": "block"}
 
 
 def floor_label(tier: Tier) -> str:

@@ -1,0 +1,89 @@
+"""Conflicts: the list of memories that may contradict each other, and the auditor's decision.
+
+The panel of a memory in a conflict offers three answers (both stand, this
+one is superseded, the other is); each is ``Memory.resolve_conflict``,
+audited with the app's identity. The *Conflicts* tab lists them; picking a
+row opens its newer memory in the landscape.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dash import ALL, Dash, Input, Output, State, ctx as dash_ctx, no_update
+
+from lodviz.app.callbacks.status import mark_seen
+from lodviz.app.context import APP_ACTOR, AppContext
+from lodviz.errors import LodvizError
+
+
+def rows(app_ctx: AppContext, show_all: bool) -> list[dict[str, Any]]:
+    mem = app_ctx.mem
+    found = mem.conflicts(status=None if show_all else ("open",))
+    headlines = mem.headlines(sorted({i for c in found for i in (c.memory_id, c.other_id)}))
+    return [
+        {
+            "newer": c.memory_id,
+            "newer_text": headlines.get(c.memory_id, ""),
+            "older": c.other_id,
+            "older_text": headlines.get(c.other_id, ""),
+            "reason": c.reason,
+            "status": c.status if not c.superseded_id else f"#{c.superseded_id} superseded",
+            "detected": c.detected_at.strftime("%Y-%m-%d %H:%M") if c.detected_at else "",
+        }
+        for c in found
+    ]
+
+
+def resolve(app_ctx: AppContext, a: int, b: int, superseded: int) -> str:
+    try:
+        done = app_ctx.mem.resolve_conflict(a, b, superseded=superseded or None, actor=APP_ACTOR, reason="decided in the landscape")
+    except LodvizError as exc:
+        return str(exc)
+    what = f"#{done.superseded_id} is superseded by #{done.partner(done.superseded_id)}" if done.superseded_id else "both stand"
+    return f"Conflict #{done.memory_id} vs #{done.other_id}: {what} (audited)."
+
+
+def register(app: Dash, app_ctx: AppContext) -> None:
+    @app.callback(
+        Output("conflicts-table", "data"),
+        Output("conflicts-count", "children"),
+        Input("tabs", "value"),
+        Input("conflicts-all", "value"),
+        Input("data-version", "data"),
+    )
+    def _rows(tab, show_all, _version):
+        open_count = len(app_ctx.mem.conflicts())
+        label = f"{open_count} open" if open_count else "none open"
+        if tab != "conflicts":
+            return no_update, label
+        return rows(app_ctx, bool(show_all)), label
+
+    @app.callback(
+        Output("action-status", "children", allow_duplicate=True),
+        Output("data-version", "data", allow_duplicate=True),
+        Output("seen", "data", allow_duplicate=True),
+        Input({"type": "resolve", "a": ALL, "b": ALL, "superseded": ALL}, "n_clicks"),
+        State("data-version", "data"),
+        State("seen", "data"),
+        prevent_initial_call=True,
+    )
+    def _resolve(clicks, version, seen):
+        button = dash_ctx.triggered_id
+        if not button or not any(clicks or []):
+            return no_update, no_update, no_update
+        message = resolve(app_ctx, int(button["a"]), int(button["b"]), int(button["superseded"]))
+        return message, (version or 0) + 1, mark_seen(app_ctx, seen)
+
+    @app.callback(
+        Output("selected-id", "data", allow_duplicate=True),
+        Output("tabs", "value"),
+        Input("conflicts-table", "active_cell"),
+        State("conflicts-table", "derived_viewport_data"),
+        prevent_initial_call=True,
+    )
+    def _open(cell, data):
+        if not cell or not data:
+            return no_update, no_update
+        row = data[cell["row"]]
+        return int(row["older"] if cell["column_id"].startswith("older") else row["newer"]), "landscape"
