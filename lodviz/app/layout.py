@@ -273,6 +273,7 @@ def conflicts_tab() -> html.Div:
         [
             html.Div(
                 [
+                    html.B(id="conflicts-count", className="status"),
                     html.Span("Memories that may contradict each other, found when the newer one was written. "
                               "Open one to decide in its panel: both stand, or one is superseded.", className="hint"),
                     dcc.Checklist(id="conflicts-all", options=[{"label": " resolved ones too", "value": "all"}], value=[], className="check"),
@@ -385,7 +386,7 @@ def build_layout(mem: Memory, url: str | None, layout_finished: float | None = N
                     dcc.Tab(label="Audit log", value="audit", className="tab", selected_className="tab selected", children=audit_tab(mem)),
                     dcc.Tab(
                         label="Conflicts", value="conflicts", className="tab", selected_className="tab selected",
-                        children=[html.Span(id="conflicts-count", className="hint"), conflicts_tab()],
+                        children=conflicts_tab(),
                     ),
                     dcc.Tab(label="Tune on evidence", value="evidence", className="tab", selected_className="tab selected", children=evidence_tab(mem)),
                 ],

@@ -223,3 +223,59 @@ def test_enter_or_search_moves_the_camera_and_typing_does_not():
 def test_without_a_query_past_the_draw_limit_a_sample_is_drawn(app_mem):
     view = compute_view(app_mem, ViewRequest(params=Params()), draw_limit=40)
     assert view.sampled and 20 <= len(view.drawn) <= 60
+
+
+CAP_2X = "Paragon Clinical MSA: liability cap at 2x annual fees, carve-out for data breaches."
+CAP_3X = "Paragon Clinical MSA: liability cap at 3x annual fees, carve-out for data breaches."
+
+
+@pytest.fixture
+def conflict(app_mem):
+    old = app_mem.add(CAP_2X, agent_id="legal-review", created_at="2025-01-10T09:00:00Z")
+    new = app_mem.add(CAP_3X, agent_id="legal-review", created_at="2025-06-10T09:00:00Z")
+    return old, new
+
+
+def test_the_scene_links_memories_that_may_contradict_each_other(ctx, app_mem, conflict):
+    view = compute_view(app_mem, ViewRequest(params=Params(), query=QUERY["query"]))
+    ids = view.land.state.ids
+    assert sorted(ids[view.conflict_pairs[0]].tolist()) == sorted(conflict)
+    figure, *_ = render(ctx, QUERY)
+    lines = figure.data[TRACE["conflicts"]]
+    assert figure.data[TRACE["conflicts"]].name == "conflicts" and len(lines.x) == 3  # one segment and its break
+
+
+def test_the_conflicts_tab_lists_open_conflicts_and_the_panel_resolves_them(ctx, app_mem, conflict):
+    from lodviz.app.callbacks import conflicts
+
+    old, new = conflict
+    (row,) = conflicts.rows(ctx, show_all=False)
+    assert (row["newer"], row["older"], row["reason"]) == (new, old, "3x instead of 2x")
+    body, _ = selection.show(ctx, new, QUERY, ALL_AGENTS, *controls(), None)
+    assert "May contradict" in text_of(body) and f"#{old} (older)" in text_of(body)
+    message = conflicts.resolve(ctx, new, old, superseded=old)
+    assert message.startswith(f"Conflict #{new} vs #{old}: #{old} is superseded by #{new}")
+    assert conflicts.rows(ctx, show_all=False) == []
+    event = app_mem.audit(actions=["resolve"])[0]
+    assert event.actor == "app" and event.agent_id == "legal-review" and event.details["superseded"] == old
+
+
+def test_tuning_on_evidence_sweeps_and_saves_a_profile(ctx, app_mem):
+    from lodviz.app.callbacks import evidence
+
+    state = app_mem.store.state()
+    visible = [int(i) for i, agent in zip(state.ids, state.agent_id) if agent == "legal-review"][:2]
+    app_mem.add_golden("limitation of liability cap in CRO agreements", visible, agent_id="legal-review")
+    heat, curve, text, suggestion = evidence.run(ctx, "legal-review", 1500)
+    assert heat.data[0].type == "heatmap" and len(curve.data) == 2
+    assert "Suggested α" in text and suggestion["agent"] == "legal-review"
+    assert evidence.save(ctx, dict(suggestion)).startswith("Saved legal-review's profile")
+    assert app_mem.audit(actions=["profile"])[0].details["reason"] == "tuned on golden queries in the landscape"
+    assert app_mem.audit(actions=["tune"])[0].actor == "app"
+
+
+def test_tuning_without_golden_queries_says_how_to_add_them(ctx):
+    from lodviz.app.callbacks import evidence
+
+    *_, text, suggestion = evidence.run(ctx, "exec-digest", 2000)
+    assert "no golden queries" in text and suggestion is None

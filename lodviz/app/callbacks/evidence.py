@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 from dash import Dash, Input, Output, State, no_update
 
 from lodviz.app.context import APP_ACTOR, AppContext
-from lodviz.app.figure import BACKGROUND, TEXT
+from lodviz.app.figure import BACKGROUND, GRID, TEXT
 from lodviz.errors import LodvizError
 from lodviz.params import Params
 from lodviz.tuning import Sweep
@@ -30,6 +30,8 @@ def _style(fig: go.Figure, title: str) -> go.Figure:
         margin={"l": 60, "r": 20, "t": 44, "b": 50},
         height=360,
     )
+    fig.update_xaxes(gridcolor=GRID, zerolinecolor=GRID)
+    fig.update_yaxes(gridcolor=GRID, zerolinecolor=GRID)
     return fig
 
 
