@@ -12,7 +12,9 @@ ingestion time. A new memory is a conflict candidate of an existing one when
   or a negation one has and the other lacks, nothing else differing.
 
 A paraphrase states the same numbers and names, so it is not a candidate; a
-restatement that adds detail (its numbers include the other's) is not either.
+restatement that adds detail (its numbers include the other's) is not either;
+nor are two tool results (``OBSERVATIONS``): a tool's new output is a new
+observation ("AURB closed at $47.05", then "$44.85"), not a contradiction.
 Detection only proposes: an auditor keeps both or marks one superseded.
 """
 
@@ -23,6 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+#: Kinds of memory that record an observation at a time: a later one updates, it does not contradict.
+OBSERVATIONS = frozenset({"tool_result"})
 #: Cosine similarity from which two memories are taken to be about the same subject.
 SIMILAR = 0.7
 #: Share of content words two texts must have in common to make the same claim.
@@ -69,6 +73,10 @@ _TOKEN = re.compile(r"[$€£]?\d[\d,]*(?:\.\d+)?(?:\s?(?:%|x|k|m|bn|mg|kg|milli
 
 
 def facts(text: str) -> Facts:
+    # A speaker or source label ("Priya: ...") says who, not what: it names nothing the claim is about.
+    label = re.match(r"^\s*[^\W\d_][\w.'’ ()-]{0,38}?:\s+", text)
+    if label and len(label.group(0).split()) <= 4:
+        text = text[label.end():]
     starts = {m.start(1) for m in _SENTENCE_START.finditer(text)}
     words, numbers, names = set(), set(), set()
     for m in _TOKEN.finditer(text):

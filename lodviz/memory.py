@@ -352,8 +352,12 @@ class Memory:
                 pairs.append((i, earlier[b], sim, True))
         if not pairs:
             return links
-        old_texts = {rid: rec.text for rid, rec in self.store.get([p[1] for p in pairs if not p[3]]).items()}
+        old_records = self.store.get([p[1] for p in pairs if not p[3]])
+        old_texts = {rid: rec.text for rid, rec in old_records.items()}
         for index, other, sim, is_new in pairs:
+            other_kind = records[other].kind if is_new else (old_records[other].kind if other in old_records else None)
+            if records[index].kind in conflict_rules.OBSERVATIONS and other_kind in conflict_rules.OBSERVATIONS:
+                continue
             other_text = records[other].text if is_new else old_texts.get(other)
             if other_text is None or sim >= 0.9999 and other_text.split() == records[index].text.split():
                 continue

@@ -138,3 +138,15 @@ def test_forgetting_erases_the_texts_and_keeps_the_audit(store_path, embedder):
         assert reopened.add("My passport number is 123456789.", agent_id="a") != memory_id  # may be written again
     finally:
         reopened.close()
+
+
+def test_a_tools_new_output_is_an_observation_not_a_conflict(mem):
+    mem.add("AURB closed at $47.05 (+0.4%), XBI +0.1%.", agent_id="digest", kind="tool_result", created_at="2025-07-11T21:00:00Z")
+    mem.add("AURB closed at $44.85 (+0.4%), XBI +0.1%.", agent_id="digest", kind="tool_result", created_at="2025-12-04T21:00:00Z")
+    assert mem.conflicts() == []
+
+
+def test_a_speaker_label_is_not_a_name_in_the_claim():
+    a = rules.facts("Priya: name the person, not the function.")
+    b = rules.facts("Name the person, not the function: Gareth says Deccan replied.")
+    assert "priya" not in a.names and rules.difference(a, b, 0.9) is None
