@@ -4,6 +4,8 @@
     python benchmarks/retrieval.py --quick                          # one small conversation, a smoke run
     python benchmarks/retrieval.py --systems flat,lodviz-custom --params alpha=0.8,lam=0.01
     python benchmarks/retrieval.py --workdir /tmp/rb --keep         # keep the ingested stores for the next run
+    python benchmarks/retrieval.py --open lexical_weight=0 --open budget_policy=coverage-first   # ablations
+    python benchmarks/retrieval.py --model /path/to/all-mpnet-base-v2   # another model, for flat and lodviz
 
 The data are synthetic long multi-session conversations from
 ``benchmarks/conversation.py`` (two people, ~30 dated sessions, one memory per
@@ -21,6 +23,15 @@ Systems (``SYSTEMS``; add one with a name and a callable):
                     default profile, promotion by use, questions asked in order
 ``lodviz-alpha1``   the same with ``Params(alpha=1.0)`` and ``touch=False``
 ``lodviz-custom``   ``--params alpha=...,lam=...,theta1=...`` (``--custom-touch`` to promote)
+
+``--open KEY=VALUE`` (repeatable) is passed to every ``lodviz.open`` of the
+lodviz systems and of the ingest (``embed_field``, ``lexical_weight``,
+``budget_policy``, ``tokenizer``, ``compressor``...; numbers are read as
+floats). Those that change what is ingested (``embed_field``, ``compressor``)
+and ``--model`` are part of the cached store's key. ``--model`` is any
+sentence-transformers model name or path, used by flat and lodviz alike;
+lodviz then budgets with that model's tokenizer while this harness still
+counts with MiniLM's, so a tokenizer mismatch shows up as violations.
 
 Tokens are real tokens of what a system returns (the bundled MiniLM tokenizer,
 ``count_tokens``), not lodviz's own estimate: for lodviz, of ``Result.render()``.
@@ -112,6 +123,9 @@ class CachingEmbedder:
     def dimension(self) -> int:
         return int(self.inner.dimension)
 
+    def __getattr__(self, name: str) -> Any:  # tokenizer_source, max_tokens: the model's own
+        return getattr(self.inner, name)
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
         if missing:
@@ -155,6 +169,11 @@ class Context:
 
 Runner = Callable[[Context, Sequence[Question], int], list[Answer]]
 
+#: ``--open`` arguments that change what ``add_many`` writes: part of the store cache key.
+INGEST_OPEN_ARGS = ("embed_field", "compressor")
+#: ``lodviz.open`` arguments this harness sets itself.
+RESERVED_OPEN_ARGS = ("path", "embedder", "model", "read_only", "memory_class")
+
 
 def flat(ctx: Context, questions: Sequence[Question], budget: int) -> list[Answer]:
     """Top-k by cosine over full texts, packed greedily into the budget."""
@@ -183,15 +202,16 @@ def flat(ctx: Context, questions: Sequence[Question], budget: int) -> list[Answe
     return out
 
 
-def lodviz_runner(params: lodviz.Params | None, touch: bool) -> Runner:
+def lodviz_runner(params: lodviz.Params | None, touch: bool, open_args: dict[str, Any] | None = None) -> Runner:
     """``Memory.search`` on a fresh copy of the store, the questions asked in order."""
+    open_args = dict(open_args or {})
 
     def run(ctx: Context, questions: Sequence[Question], budget: int) -> list[Answer]:
         copy = ctx.workdir / f"run-{os.getpid()}-{time.monotonic_ns()}.duckdb"
         copy_store(ctx.store, copy)
         out = []
         try:
-            mem = lodviz.open(copy, embedder=ctx.embedder)
+            mem = lodviz.open(copy, embedder=ctx.embedder, **open_args)
             try:
                 for q in questions:
                     kwargs: dict[str, Any] = {"agent_id": AGENT, "budget_tokens": budget, "touch": touch}
@@ -236,20 +256,44 @@ class System:
 
 def systems(args: argparse.Namespace) -> dict[str, System]:
     """Every system the command line can name."""
+    opened = args.open_args
+    how = f", open({format_open_args(opened)})" if opened else ""
     out = {
         "flat": System("flat", "flat top-k, full turns", flat, False,
                        "cosine top-k over full turn texts, greedy fill of the budget"),
-        "lodviz-default": System("lodviz-default", "lodviz default", lodviz_runner(None, not args.no_touch), True,
-                                 f"Memory.search, store default profile, touch={not args.no_touch}"),
+        "lodviz-default": System("lodviz-default", "lodviz default", lodviz_runner(None, not args.no_touch, opened), True,
+                                 f"Memory.search, store default profile, touch={not args.no_touch}{how}"),
         "lodviz-alpha1": System("lodviz-alpha1", "lodviz alpha=1, no promotion",
-                                lodviz_runner(lodviz.Params(alpha=1.0), False), True,
-                                "Memory.search, Params(alpha=1.0), touch=False"),
+                                lodviz_runner(lodviz.Params(alpha=1.0), False, opened), True,
+                                f"Memory.search, Params(alpha=1.0), touch=False{how}"),
     }
     if args.params:
         params = lodviz.Params().with_(**parse_params(args.params))
-        out["lodviz-custom"] = System("lodviz-custom", f"lodviz {args.params}", lodviz_runner(params, args.custom_touch),
-                                      True, f"Memory.search, {params}, touch={args.custom_touch}")
+        out["lodviz-custom"] = System("lodviz-custom", f"lodviz {args.params}",
+                                      lodviz_runner(params, args.custom_touch, opened),
+                                      True, f"Memory.search, {params}, touch={args.custom_touch}{how}")
     return out
+
+
+def parse_open_args(pieces: Sequence[str] | None) -> dict[str, Any]:
+    """``["lexical_weight=0", "budget_policy=coverage-first"]`` -> keyword arguments of ``lodviz.open``."""
+    out: dict[str, Any] = {}
+    for piece in pieces or ():
+        name, sep, value = piece.partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep or not name:
+            raise ValueError(f"--open wants KEY=VALUE, got {piece!r}")
+        if name in RESERVED_OPEN_ARGS:
+            raise ValueError(f"--open {name}=... is set by this harness" + ("; use --model" if name == "model" else ""))
+        try:
+            out[name] = float(value)
+        except ValueError:
+            out[name] = value
+    return out
+
+
+def format_open_args(open_args: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in open_args.items())
 
 
 def parse_params(text: str) -> dict[str, Any]:
@@ -286,8 +330,23 @@ def git(*argv: str) -> str:
         return ""
 
 
+def lodviz_source() -> Path:
+    """The directory of the lodviz package imported (a copy on PYTHONPATH wins over the repo's)."""
+    return Path(lodviz.__file__).resolve().parent
+
+
 def lodviz_fingerprint() -> str:
-    """The commit plus any uncommitted change to lodviz/ (a changed compressor means a new store)."""
+    """The commit plus any uncommitted change to lodviz/ (a changed compressor means a new store).
+
+    For a copy of lodviz outside this repo (``PYTHONPATH=/tmp/snapshot``), the
+    hash of its .py files instead.
+    """
+    source = lodviz_source()
+    if source != (REPO / "lodviz").resolve():
+        digest = hashlib.sha256()
+        for f in sorted(source.rglob("*.py")):
+            digest.update(f"{f.relative_to(source)}\n".encode() + f.read_bytes())
+        return "copy-" + digest.hexdigest()[:11]
     commit = git("rev-parse", "HEAD")
     diff = git("diff", "HEAD", "--", "lodviz")
     untracked = git("ls-files", "--others", "--exclude-standard", "--", "lodviz")
@@ -308,11 +367,28 @@ def records(conversation: Conversation) -> list[dict[str, Any]]:
     ]
 
 
-def build_store(conversation: Conversation, workdir: Path, embedder: CachingEmbedder) -> tuple[Path, dict[int, str], dict[str, Any]]:
+def store_key(conversation_id: str, digest: str, fingerprint: str, open_args: dict[str, Any] | None = None,
+              model: str | None = None) -> str:
+    """The cached store's name: the data, lodviz's code, and whatever changes what is ingested.
+
+    Without ``--model`` and ingest-changing ``--open`` arguments the key is the
+    one this harness always used (stores cached before these flags are reused).
+    """
+    key = f"{conversation_id}-{digest}-{fingerprint}"
+    ingest = {k: v for k, v in sorted((open_args or {}).items()) if k in INGEST_OPEN_ARGS}
+    if model:
+        ingest["model"] = model
+    if ingest:
+        key += "-" + hashlib.sha256(json.dumps(ingest, sort_keys=True, default=str).encode()).hexdigest()[:8]
+    return key
+
+
+def build_store(conversation: Conversation, workdir: Path, embedder: CachingEmbedder,
+                open_args: dict[str, Any] | None = None, model: str | None = None) -> tuple[Path, dict[int, str], dict[str, Any]]:
     """The conversation ingested into a store under ``workdir`` (reused when nothing changed)."""
     recs = records(conversation)
     digest = hashlib.sha256(json.dumps(recs, sort_keys=True).encode()).hexdigest()[:16]
-    key = f"{conversation.id}-{digest}-{lodviz_fingerprint()}"
+    key = store_key(conversation.id, digest, lodviz_fingerprint(), open_args, model)
     path = workdir / f"{key}.duckdb"
     sidecar = workdir / f"{key}.json"
     if path.exists() and sidecar.exists():
@@ -321,7 +397,7 @@ def build_store(conversation: Conversation, workdir: Path, embedder: CachingEmbe
         return path, {int(k): v for k, v in info["ids"].items()}, {**info["ingest"], "reused": True}
     remove_store(path)
     started = time.perf_counter()
-    mem = lodviz.open(path, embedder=embedder)
+    mem = lodviz.open(path, embedder=embedder, **(open_args or {}))
     try:
         report = mem.add_many(recs)
     finally:
@@ -414,11 +490,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--now", choices=("last", "wallclock"), default="last",
                         help="'last': the last turn + 1 day (default); 'wallclock': lodviz's default now")
     parser.add_argument("--no-touch", action="store_true", help="lodviz-default searches with touch=False")
+    parser.add_argument("--open", action="append", default=None, metavar="KEY=VALUE", dest="open",
+                        help="a lodviz.open argument for the lodviz systems and the ingest, e.g. lexical_weight=0, "
+                             "budget_policy=coverage-first, embed_field=summary (repeatable)")
+    parser.add_argument("--model", default=None, metavar="NAME_OR_PATH",
+                        help="a sentence-transformers model for flat and lodviz (default: the bundled all-MiniLM-L6-v2)")
     parser.add_argument("--workdir", default=None, help="where ingested stores are kept and reused (default: a temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary work directory")
     parser.add_argument("--results-dir", default=str(RESULTS))
     parser.add_argument("--no-write", action="store_true", help="print the report only")
     args = parser.parse_args(argv)
+    try:
+        args.open_args = parse_open_args(args.open)
+    except ValueError as exc:
+        parser.error(str(exc))
     args.budgets = args.budgets or ("500,2000" if args.quick else DEFAULT_BUDGETS)
     args.budget_list = [int(b.replace("_", "")) for b in args.budgets.split(",") if b.strip()]
     if args.systems is None:
@@ -458,7 +543,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{sum(c['questions'] for c in data['conversations'])} questions")
 
     log("loading the embedding model and tokenizer")
-    embedder = CachingEmbedder(lodviz.SentenceTransformerEmbedder())
+    embedder = CachingEmbedder(lodviz.SentenceTransformerEmbedder(args.model) if args.model else lodviz.SentenceTransformerEmbedder())
     embedder.embed(["warm up"])
     count_tokens("warm up")
 
@@ -467,13 +552,14 @@ def main(argv: list[str] | None = None) -> int:
     commit = git("rev-parse", "HEAD")
     result: dict[str, Any] = {
         "name": args.name,
-        "command": " ".join(["python benchmarks/retrieval.py", shlex.join(given)]).strip(),
+        "command": " ".join([_env_prefix() + "python benchmarks/retrieval.py", shlex.join(given)]).strip(),
         "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machine": machine(),
         "load_average_at_start": list(os.getloadavg()),
         "lodviz_commit": commit,
         "lodviz_dirty": bool(git("status", "--porcelain", "--", "lodviz")),
         "lodviz_fingerprint": lodviz_fingerprint(),  # the commit plus the uncommitted diff of lodviz/
+        "lodviz_source": str(lodviz_source()),  # not <repo>/lodviz: a copy, lodviz_commit/dirty describe the repo only
         "config": {
             "seed": args.seed,
             "conversations": args.conversations,
@@ -483,6 +569,8 @@ def main(argv: list[str] | None = None) -> int:
             "now": args.now,
             "token_counter": "bundled all-MiniLM-L6-v2 WordPiece tokenizer, no special tokens",
             "embedding_model": embedder.name,
+            "model": args.model,  # --model (None: the bundled model)
+            "open": args.open_args,  # --open: passed to every lodviz.open (ingest and the lodviz systems)
         },
         "data": data,
         "ingest": [],
@@ -497,7 +585,7 @@ def main(argv: list[str] | None = None) -> int:
             turns = conv.turns()
             texts = [f"{t.speaker}: {t.text}" for t in turns]
             if needs_store:
-                store, ids, ingest = build_store(conv, workdir, embedder)
+                store, ids, ingest = build_store(conv, workdir, embedder, args.open_args, args.model)
             else:
                 store, ids, ingest = workdir / "none", {}, {"skipped": True}
             result["ingest"].append({"conversation": conv.id, **ingest})
@@ -553,6 +641,20 @@ def _f(value: float | None, digits: int = 2) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
+def _env_prefix() -> str:
+    """'PYTHONPATH=... ' when the lodviz imported is a copy outside the repo (so the command reproduces it)."""
+    source = lodviz_source()
+    return "" if source == (REPO / "lodviz").resolve() else f"PYTHONPATH={shlex.quote(str(source.parent))} "
+
+
+def _lodviz_version(result: dict[str, Any]) -> str:
+    """The repo's commit, or the copy of lodviz that was imported instead."""
+    source = result.get("lodviz_source")
+    if source and Path(source) != (REPO / "lodviz").resolve():
+        return f"copy at {source} ({result.get('lodviz_fingerprint')})"
+    return f"{result.get('lodviz_commit', '?')[:10]}{' (dirty)' if result.get('lodviz_dirty') else ''}"
+
+
 def _table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
@@ -572,11 +674,19 @@ def report(result: dict[str, Any]) -> str:
             rows.append([run["label"]] + [_f(per[str(b)]["recall_any"]) for b in budgets])
     data = result["data"]["conversations"]
     mach = result.get("machine", {})
+    config = result["config"]
+    title = f"## Retrieval quality: {result['name']}"
+    extras = []
+    if config.get("model"):
+        extras.append(f"model {config['model']}")
+    if config.get("open"):
+        extras.append(f"open({format_open_args(config['open'])})")
+    if extras:
+        title += " (" + "; ".join(extras) + ")"
     parts = [
-        f"## Retrieval quality: {result['name']}",
+        title,
         "",
-        f"`{result['command']}`; lodviz {result.get('lodviz_commit', '?')[:10]}"
-        f"{' (dirty)' if result.get('lodviz_dirty') else ''}; {len(data)} conversations, "
+        f"`{result['command']}`; lodviz {_lodviz_version(result)}; {len(data)} conversations, "
         f"{sum(c['turns'] for c in data):,} turns, {sum(c['questions'] for c in data)} questions; "
         f"now = {result['config']['now']}; {mach.get('cpus', '?')} cores.",
         "",

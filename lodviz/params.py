@@ -29,7 +29,7 @@ class Params:
     k       how many nearest memories are candidates for a search
     """
 
-    alpha: float = 0.6
+    alpha: float = 0.7
     lam: float = 0.03
     theta1: float = 0.5
     theta2: float = 0.22

@@ -132,10 +132,13 @@ def split_title(body: str) -> tuple[str, str]:
 class ExtractiveCompressor:
     """Extraction without an LLM: informative sentences, centrality from the store's own model.
 
-    - headline: the most informative sentence (the lead wins unless another
-      states twice as much, as notes state their point first), cut at a clause to about
-      ``headline_words`` words; behind a title line, "title — that sentence";
-      a leading speaker label ("Wes: ") is kept.
+    - headline: a text whose informative sentences fit ``headline_words``
+      words is its own headline, fillers left out; otherwise its most
+      informative sentence (the lead wins unless another states twice as
+      much, as notes state their point first; a line that only introduces
+      what follows counts half; a very short one takes the next along), cut
+      at a clause; behind a title line, "title — that sentence"; a leading
+      speaker label ("Wes: ") is kept.
     - summary: a text up to ``short_threshold`` characters keeps its
       informative sentences and drops greetings and fillers ("Oh hey!", "Do
       you know what I mean?") when that saves at least a fifth; a longer text
@@ -153,7 +156,7 @@ class ExtractiveCompressor:
         *,
         ratio: float = 0.2,
         short_threshold: int = 240,
-        headline_words: int = 18,
+        headline_words: int = 22,
     ) -> None:
         self.embedder = embedder
         self.ratio = ratio
@@ -219,13 +222,19 @@ class ExtractiveCompressor:
         return Compressed(summary=summary, headline=headline)
 
     def _headline(self, label: str, title: str, sentences: list[str], scores: list[float]) -> str:
-        best = max(range(len(sentences)), key=lambda j: (scores[j], -j))
+        informative = [s for s, score in zip(sentences, scores) if score > 0]
+        if not title and informative and len(" ".join(informative).split()) <= self.headline_words:
+            # Short enough to say whole: its informative sentences, fillers left out.
+            return (label + " ".join(informative)).strip()
+        # A line that introduces ("Open questions:") says less than what follows it.
+        ranked = [score * (0.5 if s.rstrip().endswith(":") else 1.0) for s, score in zip(sentences, scores)]
+        best = max(range(len(sentences)), key=lambda j: (ranked[j], -j))
         sentence = sentences[best]
+        # A short sentence says little alone; the next one completes it.
+        if len(sentence.split()) < 6 and best + 1 < len(sentences):
+            sentence = f"{sentence} {sentences[best + 1]}"
         if title:
             head = shorten(title, max(self.headline_words // 2, 4)).rstrip("…")
             room = max(self.headline_words - len(head.split()), 6)
             return f"{label}{head} — {shorten(sentence, room)}".strip()
-        if best == 0 and len(sentence.split()) < 6 and len(sentences) > 1 and sentence.rstrip().endswith(":"):
-            # A lead like "Board, 12 Dec — decisions:" says little alone; join the next.
-            sentence = f"{sentence} {sentences[1]}"
         return (label + shorten(sentence, self.headline_words)).strip()
