@@ -8,8 +8,9 @@ ingestion time. A new memory is a conflict candidate of an existing one when
 - they make the same claim: at least ``SAME_CLAIM`` of their content words
   in common, and
 - they differ in one checkable fact: one number swapped for another, one
-  name or day swapped for another (with a name in common: the same subject),
-  or a negation one has and the other lacks, nothing else differing.
+  name or day swapped for another (a capitalised word inside a sentence; one
+  that opens a sentence may be any word), or a negation one has and the other
+  lacks, nothing else differing.
 
 A paraphrase states the same numbers and names, so it is not a candidate; a
 restatement that adds detail (its numbers include the other's) is not either;
@@ -42,15 +43,6 @@ _STOP = frozenset("the a an of to in on at for with and or but is are was were b
 _TIME_NAMES = frozenset(
     "monday tuesday wednesday thursday friday saturday sunday january february march april may june july august "
     "september october november december jan feb mar apr jun jul aug sep sept oct nov dec".split()
-)
-# Words that open sentences without naming anything (a capitalised word at a
-# sentence start is taken for a name unless it is one of these or a stopword).
-_ORDINARY = frozenset(
-    """the a an and but or so if we you he she it they my our your his her their this that these those there here
-    what when where why how who last next first then today yesterday tomorrow after before since while also just
-    good great new old big small all some any each every no yes not only still even maybe please thanks sorry oh
-    hey hi hello well okay ok yeah actually honestly anyway i'm i've it's that's there's we're you're don't can't
-    let's as at in on for with from by to of up out about over under into onto per via""".split()
 )
 # Capitalised words that name no subject.
 _COMMON = frozenset(
@@ -87,9 +79,7 @@ def facts(text: str) -> Facts:
         lower = raw.lower()
         if lower not in _STOP:
             words.add(lower)
-        if raw[0].isupper() and raw not in _COMMON and len(raw) > 2 and (
-            m.start() not in starts or lower in _TIME_NAMES or lower not in _ORDINARY
-        ):
+        if raw[0].isupper() and raw not in _COMMON and len(raw) > 2 and (m.start() not in starts or lower in _TIME_NAMES):
             names.add(re.sub(r"['’]s?$", "", lower))
     negated = bool(words & _NEGATION) or "n't" in text.lower()
     return Facts(frozenset(words), frozenset(numbers), frozenset(names), negated)
@@ -113,7 +103,7 @@ def difference(a: Facts, b: Facts, similarity: float) -> str | None:
     if len(only_a) == 1 and len(only_b) == 1:
         return f"{next(iter(only_b))} instead of {next(iter(only_a))}"
     names_a, names_b = a.names - b.names, b.names - a.names
-    if len(names_a) == 1 and len(names_b) == 1 and (a.names & b.names) and not (only_a or only_b):
+    if len(names_a) == 1 and len(names_b) == 1 and not (only_a or only_b):
         return f"{next(iter(names_b)).title()} instead of {next(iter(names_a)).title()}"
     if a.negated != b.negated and not (only_a or only_b or names_a or names_b):
         return "one of them says not"

@@ -91,7 +91,7 @@ def test_search_returns_tiers_text_and_spec_fields(store):
     by_id = {item["id"]: item for item in data["items"]}
     assert by_id[store.ids["alice_cap"]]["tier"] == "FULL"  # close and recent
     assert by_id[store.ids["alice_template"]]["tier"] == "HEADLINE"  # related but long untouched
-    assert all(data["counts"][tier] >= 1 for tier in ("FULL", "SUMMARY", "HEADLINE"))
+    assert data["counts"]["FULL"] >= 1 and data["counts"]["HEADLINE"] >= 1  # mixed resolution
     for item in data["items"]:  # the content is the text at the item's tier
         record = store.get(item["id"])
         assert item["content"] == {"FULL": record.text, "SUMMARY": record.summary, "HEADLINE": record.headline}[item["tier"]]
@@ -99,7 +99,8 @@ def test_search_returns_tiers_text_and_spec_fields(store):
     assert rendered.startswith('Memory for "what did we agree on the liability cap?": ')
     assert store.get(top["id"]).text.split()[0] in rendered  # a whole memory is its text
     for item in data["items"]:  # a whole memory is its text; a condensed one carries its id, to expand
-        assert (item["content"] if item["whole"] else f"#{item['id']} {item['content']}") in rendered
+        content = " ".join(item["content"].split())
+        assert (content if item["whole"] else f"#{item['id']} {content}") in rendered
 
 
 def test_profile_k_and_exclude_apply(store):
