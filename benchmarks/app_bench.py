@@ -53,7 +53,7 @@ from benchmarks import synth  # noqa: E402
 from benchmarks.measure import gib, in_fresh_process, log, machine, peak_rss_bytes, summary, write_results  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
-SAMPLE_STORE = REPO / "sample_data" / "lodviz-sample.duckdb"
+SAMPLE_STORE = REPO / "lodviz" / "data" / "lodviz-sample.duckdb"
 LAYOUT_VERSION = "app-bench-layout-1"
 QUERY = "benchmark query"  # the stub embeds every text as the one query vector
 SAMPLE_QUERY = "limitation of liability cap in CRO agreements"

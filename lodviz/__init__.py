@@ -13,7 +13,9 @@ resolution each memory comes back.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 
 from lodviz.errors import (
     AgentNotFound,
@@ -47,7 +49,7 @@ def open(
     actor: str = "api",
     embed_field: str | None = None,
     compressor: Compressor | str | None = None,
-    memory_class: type[Memory] = Memory,
+    lock: AbstractContextManager[Any] | None = None,
     tokenizer: str | None = None,
     lexical_weight: float = 1.0,
     budget_policy: str = "readable-first",
@@ -64,8 +66,8 @@ def open(
     ``LODVIZ_LLM_BASE_URL``, ``LODVIZ_LLM_MODEL`` and ``LODVIZ_LLM_API_KEY``
     or ``OPENAI_API_KEY``).
 
-    ``memory_class`` is the ``Memory`` subclass to build (``lodviz serve``
-    uses one whose operations run one at a time across threads).
+    ``lock`` (a ``threading.RLock``, say) makes every operation of the
+    ``Memory`` hold it, so threads can share it (``lodviz serve`` does).
 
     ``tokenizer`` is what token budgets count with: by default the embedding
     model's own tokenizer; ``"tiktoken:cl100k_base"`` or any Hugging Face
@@ -83,7 +85,7 @@ def open(
     if embedder is None:
         embedder = _embedder_named(model) if model else None
     try:
-        return memory_class(
+        return Memory(
             store,
             embedder,
             compressor,
@@ -92,6 +94,7 @@ def open(
             tokenizer=tokenizer,
             lexical_weight=lexical_weight,
             budget_policy=budget_policy,
+            lock=lock,
         )
     except Exception:
         store.close()

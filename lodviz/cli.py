@@ -23,9 +23,10 @@ from lodviz.ingest.importers import read_any
 from lodviz.memory import Memory, Result
 from lodviz.params import PRESETS, Params
 from lodviz.scoring import Tier
+from lodviz.serve import DEFAULT_HOST, DEFAULT_PORT, prepare_demo, serve
+from lodviz.settings import COMPRESSORS, DEFAULT_STORE, Settings
 from lodviz.store.base import iso
 
-DEFAULT_STORE = "lodviz.duckdb"
 TIER_COLOURS = {Tier.FULL: "green", Tier.SUMMARY: "cyan", Tier.HEADLINE: "white"}
 
 
@@ -43,17 +44,21 @@ class _Group(click.Group):
             ctx.exit(130)
 
 
-class _State:
-    def __init__(self, store: str, model: str | None, compressor: str = "extractive") -> None:
-        self.store = store
-        self.model = model
-        self.compressor = compressor
+class CliContext:
+    """One ``lodviz`` invocation: its settings, and the store it opened (once, lazily)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
         self._memory: Memory | None = None
+
+    @property
+    def store(self) -> str:
+        return self.settings.store
 
     def open_store(self, **options: Any) -> Memory:
         # "openai" reads its endpoint from LODVIZ_LLM_*; a missing base URL or
         # model is a CompressorError, so one line and exit status 1.
-        return lodviz.open(self.store, model=self.model, actor="cli", compressor=self.compressor, **options)
+        return lodviz.open(self.settings.store, model=self.settings.model, actor="cli", compressor=self.settings.compressor, **options)
 
     def open(self, *, must_exist: bool = False, read_only: bool = False) -> Memory:
         if self._memory is None:
@@ -69,7 +74,7 @@ class _State:
             self._memory.close()
 
 
-pass_state = click.make_pass_decorator(_State)
+pass_session = click.make_pass_decorator(CliContext)
 
 
 @click.group(cls=_Group)
@@ -89,7 +94,7 @@ pass_state = click.make_pass_decorator(_State)
 @click.option(
     "--compressor",
     envvar="LODVIZ_COMPRESSOR",
-    type=click.Choice(["extractive", "openai"], case_sensitive=False),
+    type=click.Choice(COMPRESSORS, case_sensitive=False),
     default="extractive",
     show_default=True,
     help="How new memories get their summary and headline: offline extraction, or an "
@@ -103,9 +108,9 @@ def cli(ctx: click.Context, store: str, model: str | None, compressor: str, verb
     """LOD memory for AI agents: every memory at three resolutions, a query as the camera."""
     if verbose:
         logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
-    state = _State(store, model, compressor.lower())
-    ctx.obj = state
-    ctx.call_on_close(state.close)
+    session = CliContext(Settings.resolve(store=store, model=model, compressor=compressor))
+    ctx.obj = session
+    ctx.call_on_close(session.close)
 
 
 # -- shared options ------------------------------------------------------------
@@ -146,8 +151,8 @@ def _echo_json(data: Any) -> None:
 @click.option("--visibility", type=click.Choice(["private", "shared"]), help="Visibility for records that have none.")
 @click.option("--batch-size", default=256, show_default=True, help="Memories per transaction.")
 @click.option("--embed", "embed_field", type=click.Choice(["summary", "full"]), help="Which text a new store embeds (default summary).")
-@pass_state
-def ingest(state: _State, path: Path, agent_id: str | None, kind: str | None, visibility: str | None, batch_size: int, embed_field: str | None) -> None:
+@pass_session
+def ingest(session: CliContext, path: Path, agent_id: str | None, kind: str | None, visibility: str | None, batch_size: int, embed_field: str | None) -> None:
     """Import memories from a JSONL or CSV file or a folder of Markdown/text files.
 
     The whole input is validated first; a bad record stops the import with its
@@ -160,10 +165,10 @@ def ingest(state: _State, path: Path, agent_id: str | None, kind: str | None, vi
     if batch_size < 1:
         raise lodviz.InvalidParameters("--batch-size must be at least 1.")
     if embed_field:
-        mem = state.open_store(embed_field=embed_field)
-        state._memory = mem
+        mem = session.open_store(embed_field=embed_field)
+        session._memory = mem
     else:
-        mem = state.open()
+        mem = session.open()
     from tqdm import tqdm
 
     with tqdm(total=len(records), unit="mem", desc="ingest", file=sys.stderr, disable=len(records) < 50) as bar:
@@ -178,10 +183,10 @@ def ingest(state: _State, path: Path, agent_id: str | None, kind: str | None, vi
 @click.option("--visibility", type=click.Choice(["private", "shared"]), default="private", show_default=True)
 @click.option("--source")
 @click.option("--created-at", help="ISO 8601 time (default now).")
-@pass_state
-def add(state: _State, text: str, agent_id: str, kind: str, visibility: str, source: str | None, created_at: str | None) -> None:
+@pass_session
+def add(session: CliContext, text: str, agent_id: str, kind: str, visibility: str, source: str | None, created_at: str | None) -> None:
     """Store one memory."""
-    mem = state.open()
+    mem = session.open()
     memory_id = mem.add(text, agent_id=agent_id, kind=kind, visibility=visibility, source=source, created_at=created_at)
     record = mem.get(memory_id)
     click.echo(f"Stored memory {memory_id}: {record.headline}")
@@ -251,10 +256,10 @@ def _indent(text: str) -> str:
 @click.option("--headlines", default=25, show_default=True, help="Headlines to print.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--text", "as_text", is_flag=True, help="Print exactly the text an agent receives (what --budget counts).")
-@pass_state
-def search(state: _State, query: str, agent_id: str | None, preset: str | None, exclude: tuple[str, ...], budget_tokens: int | None, now: str | None, no_touch: bool, headlines: int, as_json: bool, as_text: bool, **values: Any) -> None:
+@pass_session
+def search(session: CliContext, query: str, agent_id: str | None, preset: str | None, exclude: tuple[str, ...], budget_tokens: int | None, now: str | None, no_touch: bool, headlines: int, as_json: bool, as_text: bool, **values: Any) -> None:
     """Search: the k nearest memories, each at its tier."""
-    mem = state.open(must_exist=True)
+    mem = session.open(must_exist=True)
     params = _params(mem, agent_id, preset, **values)
     result = mem.search(query, agent_id=agent_id, params=params, exclude=list(exclude), budget_tokens=budget_tokens, now=now, touch=not no_touch)
     if as_json:
@@ -269,10 +274,10 @@ def search(state: _State, query: str, agent_id: str | None, preset: str | None, 
 @click.argument("memory_id")
 @click.option("--agent", "agent_id", help="Act as this agent.")
 @click.option("--json", "as_json", is_flag=True)
-@pass_state
-def expand(state: _State, memory_id: str, agent_id: str | None, as_json: bool) -> None:
+@pass_session
+def expand(session: CliContext, memory_id: str, agent_id: str | None, as_json: bool) -> None:
     """Print one memory in full (counts as a retrieval)."""
-    record = state.open(must_exist=True).expand(memory_id, agent_id=agent_id)
+    record = session.open(must_exist=True).expand(memory_id, agent_id=agent_id)
     if as_json:
         _echo_json(record.to_dict())
         return
@@ -293,9 +298,9 @@ def _floor_command(action: str) -> Callable[..., None]:
     @click.option("--reason", "-r", help="Why (kept in the audit log).")
     @click.option("--agent", "agent_id", help="Act as this agent.")
     @click.option("--to", "to", type=click.Choice([t.name for t in Tier], case_sensitive=False), help="Set the floor to this tier directly.")
-    @pass_state
-    def command(state: _State, memory_id: str, reason: str | None, agent_id: str | None, to: str | None) -> None:
-        mem = state.open(must_exist=True)
+    @pass_session
+    def command(session: CliContext, memory_id: str, reason: str | None, agent_id: str | None, to: str | None) -> None:
+        mem = session.open(must_exist=True)
         change = mem.move_floor(memory_id, +1 if action == "promote" else -1, reason=reason, agent_id=agent_id, to=to)
         click.echo(f"Memory {change.memory_id} now has tier floor {change.after.name} (was {change.before.name}): {change.headline}")
 
@@ -316,10 +321,10 @@ cli.command(name="demote")(_floor_command("demote"))
 @click.option("--agent", "agent_id")
 @_param_options
 @click.option("--now")
-@pass_state
-def explain(state: _State, memory_id: str, query: str | None, agent_id: str | None, preset: str | None, now: str | None, **values: Any) -> None:
+@pass_session
+def explain(session: CliContext, memory_id: str, query: str | None, agent_id: str | None, preset: str | None, now: str | None, **values: Any) -> None:
     """Why a memory sits at its tier for QUERY (S, D, L, thresholds, floor)."""
-    mem = state.open(must_exist=True)
+    mem = session.open(must_exist=True)
     params = _params(mem, agent_id, preset, **values)
     placement = mem.explain(memory_id, query, agent_id=agent_id, params=params, now=now)
     record = mem.get(memory_id)
@@ -332,10 +337,10 @@ def explain(state: _State, memory_id: str, query: str | None, agent_id: str | No
 @click.option("--all", "everything", is_flag=True, help="Resolved ones too, not only the open ones.")
 @click.option("--memory", "memory_id", help="Only the conflicts of this memory.")
 @click.option("--json", "as_json", is_flag=True)
-@pass_state
-def conflicts(state: _State, everything: bool, memory_id: str | None, as_json: bool) -> None:
+@pass_session
+def conflicts(session: CliContext, everything: bool, memory_id: str | None, as_json: bool) -> None:
     """Memories that may contradict each other (found when they were written)."""
-    mem = state.open(must_exist=True)
+    mem = session.open(must_exist=True)
     found = mem.conflicts(memory_id, status=None if everything else ("open",))
     if as_json:
         _echo_json([c.to_dict() for c in found])
@@ -358,10 +363,10 @@ def conflicts(state: _State, everything: bool, memory_id: str | None, as_json: b
 @click.argument("other_id")
 @click.option("--superseded", help="The one of the two that no longer holds (default: both stand).")
 @click.option("--reason", "-r", help="Why (kept in the audit log).")
-@pass_state
-def resolve(state: _State, memory_id: str, other_id: str, superseded: str | None, reason: str | None) -> None:
+@pass_session
+def resolve(session: CliContext, memory_id: str, other_id: str, superseded: str | None, reason: str | None) -> None:
     """Decide a conflict: both memories stand, or one is superseded by the other (audited)."""
-    resolved = state.open(must_exist=True).resolve_conflict(memory_id, other_id, superseded=superseded, reason=reason)
+    resolved = session.open(must_exist=True).resolve_conflict(memory_id, other_id, superseded=superseded, reason=reason)
     what = f"#{resolved.superseded_id} is superseded" if resolved.superseded_id else "both stand"
     click.echo(f"Conflict #{resolved.memory_id} vs #{resolved.other_id}: {what}.")
 
@@ -370,10 +375,10 @@ def resolve(state: _State, memory_id: str, other_id: str, superseded: str | None
 @click.argument("memory_id")
 @click.option("--reason", "-r", required=True, help="Why (kept in the audit log), e.g. an erasure request.")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
-@pass_state
-def forget(state: _State, memory_id: str, reason: str, yes: bool) -> None:
+@pass_session
+def forget(session: CliContext, memory_id: str, reason: str, yes: bool) -> None:
     """Erase one memory's texts and vector for good (its id, usage and audit trail stay)."""
-    mem = state.open(must_exist=True)
+    mem = session.open(must_exist=True)
     record = mem.get(memory_id)
     if not yes:
         click.confirm(f"Forget #{record.id} ({record.headline})? This cannot be undone", abort=True)
@@ -389,10 +394,10 @@ def forget(state: _State, memory_id: str, reason: str, yes: bool) -> None:
 @click.option("--budget", "budget_tokens", type=int)
 @click.option("--headlines", default=25, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
-@pass_state
-def recent(state: _State, since: str, until: str | None, agent_id: str | None, limit: int | None, budget_tokens: int | None, headlines: int, as_json: bool) -> None:
+@pass_session
+def recent(session: CliContext, since: str, until: str | None, agent_id: str | None, limit: int | None, budget_tokens: int | None, headlines: int, as_json: bool) -> None:
     """Memories created in a time window, tiered by how often they were used."""
-    result = state.open(must_exist=True).recent(since, until, agent_id=agent_id, limit=limit, budget_tokens=budget_tokens)
+    result = session.open(must_exist=True).recent(since, until, agent_id=agent_id, limit=limit, budget_tokens=budget_tokens)
     _echo_json(result.to_dict()) if as_json else _print_result(result, headlines, show_scores=False)
 
 
@@ -400,10 +405,10 @@ def recent(state: _State, since: str, until: str | None, agent_id: str | None, l
 @click.option("--agent", "agent_id")
 @click.option("--limit", default=50, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
-@pass_state
-def unseen(state: _State, agent_id: str | None, limit: int, as_json: bool) -> None:
+@pass_session
+def unseen(session: CliContext, agent_id: str | None, limit: int, as_json: bool) -> None:
     """Memories never retrieved."""
-    result = state.open(must_exist=True).unseen(agent_id=agent_id, limit=limit)
+    result = session.open(must_exist=True).unseen(agent_id=agent_id, limit=limit)
     _echo_json(result.to_dict()) if as_json else _print_result(result, limit, show_scores=False)
 
 
@@ -412,10 +417,10 @@ def unseen(state: _State, agent_id: str | None, limit: int, as_json: bool) -> No
 @click.option("--agent", "agent_id")
 @click.option("--seed", type=int)
 @click.option("--json", "as_json", is_flag=True)
-@pass_state
-def sample(state: _State, n: int, agent_id: str | None, seed: int | None, as_json: bool) -> None:
+@pass_session
+def sample(session: CliContext, n: int, agent_id: str | None, seed: int | None, as_json: bool) -> None:
     """Resurface memories at random, weighted towards the most faded."""
-    result = state.open(must_exist=True).sample(n, agent_id=agent_id, seed=seed)
+    result = session.open(must_exist=True).sample(n, agent_id=agent_id, seed=seed)
     _echo_json(result.to_dict()) if as_json else _print_result(result, n, show_scores=False)
 
 
@@ -425,12 +430,12 @@ def sample(state: _State, n: int, agent_id: str | None, seed: int | None, as_jso
 @cli.command()
 @click.option("--query", "-q", "queries", multiple=True, help="Tier counts for this query (default: the store's demo queries).")
 @click.option("--json", "as_json", is_flag=True)
-@pass_state
-def stats(state: _State, queries: tuple[str, ...], as_json: bool) -> None:
+@pass_session
+def stats(session: CliContext, queries: tuple[str, ...], as_json: bool) -> None:
     """Counts per agent and kind, the time span, and tier shapes per agent profile."""
     from lodviz.stats import store_stats
 
-    data = store_stats(state.open(must_exist=True), list(queries) or None)
+    data = store_stats(session.open(must_exist=True), list(queries) or None)
     if as_json:
         _echo_json(data)
         return
@@ -471,10 +476,10 @@ def agents(ctx: click.Context) -> None:
 
 @agents.command("show")
 @click.option("--json", "as_json", is_flag=True)
-@pass_state
-def agents_show(state: _State, as_json: bool) -> None:
+@pass_session
+def agents_show(session: CliContext, as_json: bool) -> None:
     """List agents with their memory counts and profiles."""
-    mem = state.open(must_exist=True)
+    mem = session.open(must_exist=True)
     profiles = mem.profiles()
     counts = dict(mem.store.sql("SELECT agent_id, count(*) FROM memories GROUP BY 1"))
     names = sorted(set(profiles) | set(counts))
@@ -497,12 +502,12 @@ def agents_show(state: _State, as_json: bool) -> None:
 @click.argument("agent_id")
 @_param_options
 @click.option("--reason", help="Why (kept in the audit log).")
-@pass_state
-def agents_set(state: _State, agent_id: str, preset: str | None, reason: str | None, **values: Any) -> None:
+@pass_session
+def agents_set(session: CliContext, agent_id: str, preset: str | None, reason: str | None, **values: Any) -> None:
     """Set AGENT_ID's profile from a preset and/or values (recorded in the audit log)."""
     if not preset and all(v is None for v in values.values()):
         raise click.UsageError("give --preset or at least one of --alpha/--lambda/--theta1/--theta2/--theta3/--k.")
-    params = state.open().set_profile(agent_id, preset, reason=reason, **values)
+    params = session.open().set_profile(agent_id, preset, reason=reason, **values)
     click.echo(f"Profile of {agent_id}: " + ", ".join(f"{k}={v}" for k, v in params.to_dict().items()))
 
 
@@ -517,10 +522,10 @@ def golden(ctx: click.Context) -> None:
 @golden.command("list")
 @click.option("--agent", "agent_id")
 @click.option("--json", "as_json", is_flag=True)
-@pass_state
-def golden_list(state: _State, agent_id: str | None, as_json: bool) -> None:
+@pass_session
+def golden_list(session: CliContext, agent_id: str | None, as_json: bool) -> None:
     """List the golden queries on record."""
-    entries = state.open(must_exist=True).golden(agent_id)
+    entries = session.open(must_exist=True).golden(agent_id)
     if as_json:
         _echo_json([g.to_dict() for g in entries])
         return
@@ -532,10 +537,10 @@ def golden_list(state: _State, agent_id: str | None, as_json: bool) -> None:
 
 @golden.command("import")
 @click.argument("path", type=click.Path(path_type=Path))
-@pass_state
-def golden_import(state: _State, path: Path) -> None:
+@pass_session
+def golden_import(session: CliContext, path: Path) -> None:
     """Import golden queries from a JSON Lines file (all or nothing; see lodviz.tuning)."""
-    ids = state.open(must_exist=True).import_golden(path)
+    ids = session.open(must_exist=True).import_golden(path)
     click.echo(f"Imported {len(ids)} golden queries.")
 
 
@@ -544,10 +549,10 @@ def golden_import(state: _State, path: Path) -> None:
 @click.option("--budget", "budget_tokens", type=int, default=2000, show_default=True, help="Token budget of each search.")
 @click.option("--save", is_flag=True, help="Save the suggested alpha and lambda as the agent's profile (audited).")
 @click.option("--json", "as_json", is_flag=True)
-@pass_state
-def tune(state: _State, agent_id: str | None, budget_tokens: int, save: bool, as_json: bool) -> None:
+@pass_session
+def tune(session: CliContext, agent_id: str | None, budget_tokens: int, save: bool, as_json: bool) -> None:
     """Sweep alpha and lambda on golden queries and suggest a setting."""
-    mem = state.open(must_exist=True)
+    mem = session.open(must_exist=True)
     result = mem.tune(agent_id, budget_tokens=budget_tokens)
     best = result.suggest()
     if as_json:
@@ -579,10 +584,10 @@ def tune(state: _State, agent_id: str | None, budget_tokens: int, save: bool, as
 @click.option("--output", "-o", type=click.Path(path_type=Path), help="File to write (default stdout).")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True)
 @click.option("--agent", "agent_id", help="Only what this agent may see.")
-@pass_state
-def export(state: _State, output: Path | None, fmt: str, agent_id: str | None) -> None:
+@pass_session
+def export(session: CliContext, output: Path | None, fmt: str, agent_id: str | None) -> None:
     """Write every memory (texts, usage history, floor) as JSONL or CSV; `ingest` reads it back."""
-    mem = state.open(must_exist=True)
+    mem = session.open(must_exist=True)
     all_ids = [r[0] for r in mem.store.sql("SELECT id FROM memories ORDER BY id")]
     rows = []
     for start in range(0, len(all_ids), 2000):
@@ -615,10 +620,10 @@ def export(state: _State, output: Path | None, fmt: str, agent_id: str | None) -
 @click.option("--action", "actions", multiple=True, help="Only these actions (repeatable).")
 @click.option("--limit", default=30, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
-@pass_state
-def audit(state: _State, agent_id: str | None, actions: tuple[str, ...], limit: int, as_json: bool) -> None:
+@pass_session
+def audit(session: CliContext, agent_id: str | None, actions: tuple[str, ...], limit: int, as_json: bool) -> None:
     """The most recent audit events."""
-    events = state.open(must_exist=True).audit(agent_id=agent_id, actions=list(actions) or None, limit=limit)
+    events = session.open(must_exist=True).audit(agent_id=agent_id, actions=list(actions) or None, limit=limit)
     if as_json:
         _echo_json([e.to_dict() for e in events])
         return
@@ -637,17 +642,90 @@ def audit(state: _State, agent_id: str | None, actions: tuple[str, ...], limit: 
         click.echo(f"{iso(e.at)}  {e.action:<8} {e.actor:<20} {what}{extra}")
 
 
-def _add_face_commands() -> None:
-    """`serve`, `demo` and `mcp` live with the server that runs them."""
-    from lodviz import server
-
-    for name in ("serve", "demo", "mcp"):
-        command = getattr(server, f"{name}_command", None)
-        if command is not None:
-            cli.add_command(command, name)
+# -- the owner of a store: serve, demo, and the stdio relay -------------------------------------
 
 
-_add_face_commands()
+def _serve_settings(ctx: click.Context, store: str | None) -> Settings:
+    """The group's settings, with a --store given to this command winning."""
+    settings: Settings = ctx.find_object(CliContext).settings
+    return Settings(store=store or settings.store, model=settings.model, compressor=settings.compressor, home=settings.home)
+
+
+_store_option = click.option("--store", "store", default=None, help="The store file (default: the lodviz group's --store / LODVIZ_STORE).")
+
+
+@cli.command("serve")
+@_store_option
+@click.option("--host", default=DEFAULT_HOST, show_default=True, help="Address to listen on.")
+@click.option("--port", default=DEFAULT_PORT, show_default=True, type=int, help="Port (0 picks a free one).")
+@click.option("--no-open", is_flag=True, help="Do not open a browser.")
+@click.option("--idle-timeout", type=float, default=None, help="Stop after this many seconds without a request.")
+@click.pass_context
+def serve_command(ctx: click.Context, store: str | None, host: str, port: int, no_open: bool, idle_timeout: float | None) -> None:
+    """Serve the landscape app and the MCP endpoint (/mcp/) over one store.
+
+    This process owns the store; agents reach it through its MCP endpoint or
+    through `lodviz mcp` (stdio), which finds it by the registry file beside
+    the store.
+    """
+    settings = _serve_settings(ctx, store)
+    serve(settings.store, host=host, port=port, open_browser=not no_open, model=settings.model, compressor=settings.compressor, idle_timeout=idle_timeout)
+
+
+@cli.command("demo")
+@click.option("--host", default=DEFAULT_HOST, show_default=True, help="Address to listen on.")
+@click.option("--port", default=DEFAULT_PORT, show_default=True, type=int, help="Port (0 picks a free one).")
+@click.option("--reset", is_flag=True, help="Start again from a fresh copy of the sample store.")
+@click.option("--no-open", is_flag=True, help="Do not open a browser.")
+@click.pass_context
+def demo_command(ctx: click.Context, host: str, port: int, reset: bool, no_open: bool) -> None:
+    """Serve a working copy of the bundled sample store (three agents of one company).
+
+    The copy lives in $LODVIZ_HOME (default ~/.local/share/lodviz/), so the
+    shipped file never changes; --reset starts again from the original.
+    """
+    from lodviz.serve import registry
+    from lodviz.serve.process import open_browser
+
+    settings = _serve_settings(ctx, None)
+    target = prepare_demo(reset, settings.home)
+    running = registry.live_entry(target)
+    if running is not None:
+        click.echo(f"lodviz is already serving {target} at {running.url} (MCP at {running.mcp_url})")
+        if not no_open:
+            open_browser(running.url)
+        return
+    serve(target, host=host, port=port, open_browser=not no_open, model=settings.model, compressor=settings.compressor)
+
+
+@cli.command("mcp")
+@_store_option
+@click.option("--agent", envvar="LODVIZ_AGENT", help="The agent this client acts for (env LODVIZ_AGENT).")
+@click.option("--http", "http", is_flag=True, help="Serve the streamable HTTP transport instead of stdio.")
+@click.option("--host", default=DEFAULT_HOST, show_default=True, help="With --http: address to listen on.")
+@click.option("--port", default=DEFAULT_PORT, show_default=True, type=int, help="With --http: port (0 picks a free one).")
+@click.option("--timeout", default=120.0, show_default=True, type=float, help="Seconds to wait for the store's server to come up.")
+@click.pass_context
+def mcp_command(ctx: click.Context, store: str | None, agent: str | None, http: bool, host: str, port: int, timeout: float) -> None:
+    """The MCP server for one agent: stdio (default) or streamable HTTP.
+
+    stdio: relays to the server that owns the store (`lodviz serve`), starting
+    one in the background if none runs, so that any number of agents and the
+    browser share the store. --http: own the store and serve /mcp/ (and the
+    landscape at /) like `lodviz serve --no-open`; with --agent, every call
+    acts for that agent.
+    """
+    settings = _serve_settings(ctx, store)
+    if http:
+        serve(settings.store, host=host, port=port, open_browser=False, agent=agent, model=settings.model, compressor=settings.compressor)
+        return
+    if not agent:
+        raise click.UsageError("give --agent NAME: the agent this MCP client acts for.")
+    from lodviz.mcp_server import check_agent
+    from lodviz.serve.relay import run_relay
+
+    check_agent(agent)
+    run_relay(settings.store, agent, model=settings.model, compressor=settings.compressor, timeout=timeout)
 
 
 def main() -> None:

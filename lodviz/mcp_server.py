@@ -10,7 +10,7 @@ k) applies, it sees its own memories and shared ones only, and the audit log
 records the call under its name. Which agent a call acts for:
 
 - the server's fixed agent, if it has one (``lodviz mcp --http --agent NAME``);
-- otherwise the ``X-Lodviz-Agent`` request header, which ``lodviz.server`` also
+- otherwise the ``X-Lodviz-Agent`` request header, which ``lodviz.serve.app`` also
   sets from the URL forms ``/mcp/<agent>/`` and ``/mcp/?agent=<agent>``;
 - otherwise ``default``.
 
@@ -192,7 +192,7 @@ def build_mcp(mem: Memory | None, *, agent: str | None = None, default_agent: st
     """The MCP server over ``mem`` (``None`` only to list the tools, as the stdio relay does).
 
     With ``agent``, every call acts for that agent whatever the request says
-    (the HTTP layer in ``lodviz.server`` refuses requests naming another one).
+    (the HTTP layer in ``lodviz.serve.app`` refuses requests naming another one).
     Without it, the ``X-Lodviz-Agent`` header names the agent, else
     ``default_agent``.
     """

@@ -13,9 +13,11 @@ memory that does not exist. ``agent_id=None`` is the auditor's view: all.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections import OrderedDict
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -131,7 +133,11 @@ class Memory:
         tokenizer: str | TokenCounter | None = None,
         lexical_weight: float = 1.0,
         budget_policy: str = "readable-first",
+        lock: AbstractContextManager[Any] | None = None,
     ) -> None:
+        # With a lock, every public method holds it (``_serialised``): the app's
+        # threads, the MCP workers and the API can then share one Memory.
+        self._lock: AbstractContextManager[Any] = lock if lock is not None else nullcontext()
         self.store = store
         self._embedder = embedder
         self._compressor = compressor
@@ -1390,6 +1396,27 @@ class Memory:
 
     def __len__(self) -> int:
         return self.store.count()
+
+
+def _serialised(method: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def call(self: Memory, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return call
+
+
+# One mechanism for every public operation (and the lazily loaded parts), so
+# none can be forgotten: an operation is several store calls plus caches, and
+# two threads must not interleave them.
+for _name, _member in list(vars(Memory).items()):
+    if _name.startswith("_"):
+        continue
+    if isinstance(_member, property) and _member.fget is not None:
+        setattr(Memory, _name, property(_serialised(_member.fget), _member.fset, _member.fdel, _member.__doc__))
+    elif callable(_member) and not isinstance(_member, (staticmethod, classmethod, type)):
+        setattr(Memory, _name, _serialised(_member))
 
 
 def _as_id(value: Any) -> int:

@@ -1,6 +1,6 @@
 """Rebuild the shipped sample store from its sources with the real pipeline.
 
-    python sample_data/build.py                      # writes sample_data/lodviz-sample.duckdb
+    python sample_data/build.py                      # writes lodviz/data/lodviz-sample.duckdb (package data)
     python sample_data/build.py --slice 0:20 --out /tmp/slice.duckdb --no-layout
 
 The sources (``sources/*.jsonl``) are the hand-written memories of three agents
@@ -32,7 +32,7 @@ import lodviz  # noqa: E402
 from lodviz.layout import fit_layout  # noqa: E402
 from lodviz.scoring import Tier  # noqa: E402
 
-DEFAULT_OUT = HERE / "lodviz-sample.duckdb"
+DEFAULT_OUT = HERE.parent / "lodviz" / "data" / "lodviz-sample.duckdb"
 #: Questions each agent asks and the memories a good answer needs (``lodviz tune``).
 GOLDEN = HERE / "golden.jsonl"
 #: "now" for the sample store, so the demo looks the same next year as today.

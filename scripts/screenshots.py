@@ -30,7 +30,7 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "sample.duckdb"
-        shutil.copy(ROOT / "sample_data" / "lodviz-sample.duckdb", store)
+        shutil.copy(ROOT / "lodviz" / "data" / "lodviz-sample.duckdb", store)
         mem = lodviz.open(store)
         mem.embedder.embed(["warm up"])
         # A pinned precedent near the query, to show "why this tier" with a floor.

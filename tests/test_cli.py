@@ -185,7 +185,7 @@ def test_a_search_over_the_sample_store_has_the_concepts_shape(runner, tmp_path)
     from pathlib import Path
 
     copy = tmp_path / "sample.duckdb"
-    copy.write_bytes((Path(__file__).resolve().parents[1] / "sample_data" / "lodviz-sample.duckdb").read_bytes())
+    copy.write_bytes((Path(__file__).resolve().parents[1] / "lodviz" / "data" / "lodviz-sample.duckdb").read_bytes())
     result = runner.invoke(cli, ["--store", str(copy), "search", "limitation of liability cap in CRO agreements", "--no-touch", "--headlines", "3"])
     assert result.exit_code == 0, result.output
     full, summaries, headlines = (int(n) for n in re.search(r"(\d+) full · (\d+) summaries · (\d+) headlines", result.output).groups())

@@ -14,7 +14,7 @@ import lodviz
 from lodviz.scoring import Tier
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "sample_data" / "lodviz-sample.duckdb"
+SAMPLE = ROOT / "lodviz" / "data" / "lodviz-sample.duckdb"
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 """The 3D memory landscape: a Dash app over one ``Memory``.
 
 ``create_app(mem)`` builds the app; no module holds user data, and everything
-is read through the library's API. The combined server (``lodviz.server``)
+is read through the library's API. The combined server (``lodviz.serve``)
 mounts ``app.server`` (Flask) next to the MCP endpoint, in the one process
 that owns the store.
 """

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 import lodviz
-from lodviz import serve_registry as registry
+from lodviz.serve import registry
 from mcp.client.stdio import StdioServerParameters
 
 #: Where each seeded memory goes; tests refer to them by key.

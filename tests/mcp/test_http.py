@@ -15,7 +15,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 import lodviz
-from lodviz import serve_registry as registry
+from lodviz.serve import registry
 from lodviz.mcp_server import TOOL_NAMES
 
 from .conftest import SEED, child_env, http_json, lodviz_command, stdio_params

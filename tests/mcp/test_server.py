@@ -1,6 +1,6 @@
 """The serving process in this process: fixed agents, idle stop, demo copy, relay errors.
 
-These run ``lodviz.server.serve`` on a thread (or the main thread) with the
+These run ``lodviz.serve.serve`` on a thread (or the main thread) with the
 session's embedder, so they need no model load of their own.
 """
 
@@ -19,10 +19,11 @@ from click.testing import CliRunner
 from mcp import Client
 
 import lodviz
-from lodviz import serve_registry as registry
-from lodviz import server as serving
+from lodviz.serve import registry
+from lodviz import serve as serving
+from lodviz.serve import demo
 from lodviz.cli import cli
-from lodviz.mcp_proxy import Relay, build_relay_server
+from lodviz.serve.relay import Relay, build_relay_server
 
 from .conftest import child_env, http_json, lodviz_command, seed_store
 
@@ -149,7 +150,7 @@ def test_demo_works_on_a_copy(tmp_path, embedder, monkeypatch):
     sample.parent.mkdir()
     seed_store(sample, embedder)
     original = sample.read_bytes()
-    monkeypatch.setattr(serving, "sample_store_path", lambda: sample)
+    monkeypatch.setattr(demo, "sample_store_path", lambda: sample)
     monkeypatch.setenv("LODVIZ_HOME", str(tmp_path / "home"))
     copy = serving.prepare_demo()
     assert copy == tmp_path / "home" / "lodviz-sample.duckdb" and copy.read_bytes() == original
@@ -162,7 +163,7 @@ def test_demo_works_on_a_copy(tmp_path, embedder, monkeypatch):
 
 
 def test_demo_without_a_sample_store_is_one_line(tmp_path, monkeypatch):
-    monkeypatch.setattr(serving, "sample_store_path", lambda: tmp_path / "missing.duckdb")
+    monkeypatch.setattr(demo, "sample_store_path", lambda: tmp_path / "missing.duckdb")
     monkeypatch.setenv("LODVIZ_HOME", str(tmp_path / "home"))
     result = CliRunner().invoke(cli, ["demo", "--no-open"])
     assert result.exit_code == 1

@@ -14,7 +14,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from lodviz import serve_registry as registry
+from lodviz.serve import registry
 from lodviz.mcp_server import TOOL_NAMES
 
 from .conftest import SEED, child_env, lodviz_command, seed_store, stdio_params, stop_registered

@@ -3,7 +3,7 @@
 An MCP client (Claude Code, Claude Desktop, an IDE) starts ``lodviz mcp
 --store PATH --agent NAME`` and speaks MCP on its stdin/stdout. This process
 never opens the store. It finds the store's owner in the registry beside the
-store (``lodviz.serve_registry``), or starts ``lodviz serve`` in the
+store (``lodviz.serve.registry``), or starts ``lodviz serve`` in the
 background if there is none, and relays ``tools/list`` and ``tools/call`` to
 that owner's streamable-HTTP endpoint ``/mcp/<agent>``. Tool results and tool
 errors come back unchanged. ``tools/list`` is answered here from the same tool
@@ -26,7 +26,7 @@ from urllib.parse import quote
 import anyio
 import anyio.to_thread
 
-from lodviz import serve_registry as registry
+from lodviz.serve import registry
 from lodviz.errors import LodvizError
 
 log = logging.getLogger("lodviz.mcp")
@@ -36,10 +36,13 @@ T = TypeVar("T")
 class Relay:
     """The upstream side: where the owner is, and one call through it."""
 
-    def __init__(self, store: str, agent: str, *, model: str | None = None, timeout: float = 120.0) -> None:
+    def __init__(
+        self, store: str, agent: str, *, model: str | None = None, compressor: str | None = None, timeout: float = 120.0
+    ) -> None:
         self.store = str(registry.store_key(store))
         self.agent = agent
         self.model = model
+        self.compressor = compressor
         self.timeout = timeout
         self._entry: registry.ServeEntry | None = None
         self._lock = anyio.Lock()
@@ -50,7 +53,9 @@ class Relay:
         async with self._lock:
             if refresh or self._entry is None:
                 self._entry = await anyio.to_thread.run_sync(
-                    functools.partial(registry.ensure_serve, self.store, model=self.model, timeout=self.timeout),
+                    functools.partial(
+                        registry.ensure_serve, self.store, model=self.model, compressor=self.compressor, timeout=self.timeout
+                    ),
                     abandon_on_cancel=True,
                 )
                 print(
@@ -150,14 +155,17 @@ def build_relay_server(relay: Relay) -> Any:
     )
 
 
-def run_proxy(store: str, agent: str, *, model: str | None = None, timeout: float = 120.0) -> None:
-    """Serve MCP on stdin/stdout for ``agent``, relaying to the store's owner."""
+def run_relay(
+    store: str, agent: str, *, model: str | None = None, compressor: str | None = None, timeout: float = 120.0
+) -> None:
+    """Serve MCP on stdin/stdout for ``agent``, relaying to the store's owner (started with
+    ``model`` and ``compressor`` if it has to be)."""
     from mcp.server.stdio import stdio_server
 
     logging.getLogger("mcp").setLevel(logging.WARNING)
     logging.getLogger("httpx").setLevel(logging.WARNING)
     logging.getLogger("httpx2").setLevel(logging.WARNING)
-    relay = Relay(store, agent, model=model, timeout=timeout)
+    relay = Relay(store, agent, model=model, compressor=compressor, timeout=timeout)
     server = build_relay_server(relay)
 
     async def main() -> None:
@@ -173,4 +181,4 @@ def run_proxy(store: str, agent: str, *, model: str | None = None, timeout: floa
         pass
 
 
-__all__ = ["Relay", "RelayError", "build_relay_server", "run_proxy"]
+__all__ = ["Relay", "RelayError", "build_relay_server", "run_relay"]

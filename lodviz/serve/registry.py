@@ -210,11 +210,19 @@ def spawn_lock(store: str | os.PathLike[str], timeout: float) -> Iterator[None]:
         handle.close()
 
 
-def serve_command_line(store: str | os.PathLike[str], *, model: str | None = None, idle_timeout: float | None = AUTO_IDLE_TIMEOUT) -> list[str]:
+def serve_command_line(
+    store: str | os.PathLike[str],
+    *,
+    model: str | None = None,
+    compressor: str | None = None,
+    idle_timeout: float | None = AUTO_IDLE_TIMEOUT,
+) -> list[str]:
     """The command that starts a background owner for ``store`` on a free port."""
     command = [sys.executable, "-m", "lodviz.cli"]
     if model:
         command += ["--model", model]
+    if compressor:
+        command += ["--compressor", compressor]
     command += ["serve", "--store", str(store_key(store)), "--no-open", "--port", "0"]
     if idle_timeout:
         command += ["--idle-timeout", str(int(idle_timeout))]
@@ -251,6 +259,7 @@ def ensure_serve(
     store: str | os.PathLike[str],
     *,
     model: str | None = None,
+    compressor: str | None = None,
     timeout: float = 120.0,
     idle_timeout: float | None = AUTO_IDLE_TIMEOUT,
     env: dict[str, str] | None = None,
@@ -281,7 +290,7 @@ def ensure_serve(
                 out.write(f"\n--- {time.strftime('%Y-%m-%d %H:%M:%S')} started by pid {os.getpid()}\n".encode())
                 out.flush()
                 process = subprocess.Popen(
-                    serve_command_line(key, model=model, idle_timeout=idle_timeout),
+                    serve_command_line(key, model=model, compressor=compressor, idle_timeout=idle_timeout),
                     stdin=subprocess.DEVNULL,
                     stdout=out,
                     stderr=subprocess.STDOUT,

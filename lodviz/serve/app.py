@@ -1,0 +1,276 @@
+"""The ASGI application of ``lodviz serve``: the landscape, the MCP endpoint, a few routes.
+
+    /               the landscape (the Dash app of ``lodviz.app``, via a2wsgi)
+    /mcp/           the MCP streamable-HTTP endpoint (``lodviz.mcp_server``)
+    /mcp/<agent>    the same endpoint, acting for <agent>
+    /api/health     {"service": "lodviz", "store": ..., "pid": ...}
+    /api/promote    POST {"memory_id": 42, "reason": "..."}: promote as "app"
+
+Browser and agents share one ``Memory`` (opened with a lock, so its
+operations run one at a time), so a promotion made in the browser is in the
+agent's next search and an agent's write is in the next landscape.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import sys
+import time
+from typing import TYPE_CHECKING, Any, Callable
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import lodviz
+from lodviz.errors import InvalidInput, LodvizError, MemoryNotFound
+from lodviz.memory import Memory
+
+if TYPE_CHECKING:  # pragma: no cover
+    from starlette.types import Receive, Scope, Send
+
+DEFAULT_HOST = "127.0.0.1"
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+class _Activity:
+    """Requests in flight and the time of the last one (for --idle-timeout)."""
+
+    def __init__(self) -> None:
+        self.in_flight = 0
+        self.last = time.monotonic()
+
+    def enter(self) -> None:
+        self.in_flight += 1
+        self.last = time.monotonic()
+
+    def leave(self) -> None:
+        self.in_flight -= 1
+        self.last = time.monotonic()
+
+    def idle_for(self) -> float:
+        return 0.0 if self.in_flight else time.monotonic() - self.last
+
+
+def _host_allowed(host_header: str) -> bool:
+    """Is the Host header a loopback name (DNS-rebinding protection)?"""
+    return urlsplit(f"http://{host_header}").hostname in LOOPBACK
+
+
+class LodvizServer:
+    """The ASGI app of ``lodviz serve``: routes /mcp to MCP, the rest to Starlette.
+
+    ``on_started`` runs once the MCP session manager is up (the registry is
+    written there); ``on_stopping`` when shutdown begins.
+    """
+
+    def __init__(
+        self,
+        mem: Memory,
+        *,
+        host: str = DEFAULT_HOST,
+        agent: str | None = None,
+        with_app: bool = True,
+        store_label: str | None = None,
+        idle_timeout: float | None = None,
+        on_started: Callable[[], None] | None = None,
+        on_stopping: Callable[[], None] | None = None,
+        request_exit: Callable[[], None] | None = None,
+    ) -> None:
+        from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
+        from mcp.server.transport_security import TransportSecuritySettings
+        from starlette.applications import Starlette
+        from starlette.routing import Mount, Route
+
+        from lodviz.mcp_server import build_mcp, check_agent
+
+        self.mem = mem
+        self.agent = check_agent(agent) if agent is not None else None
+        self.loopback = host in LOOPBACK
+        self.store_label = store_label or mem.path
+        self.idle_timeout = idle_timeout
+        self.on_started = on_started
+        self.on_stopping = on_stopping
+        self.request_exit = request_exit
+        self.activity = _Activity()
+        self.dash_app: Any = None
+
+        self.mcp = build_mcp(mem, agent=self.agent)
+        security = (
+            TransportSecuritySettings(
+                enable_dns_rebinding_protection=True,
+                allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+                allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+            )
+            if self.loopback
+            else TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        )
+        # Builds the session manager; the Starlette app it returns is not used:
+        # the endpoint is mounted below, under our own lifespan.
+        self.mcp.streamable_http_app(streamable_http_path="/", host=host, transport_security=security)
+        self.session_manager = self.mcp.session_manager
+        self.mcp_endpoint = StreamableHTTPASGIApp(self.session_manager)
+
+        routes: list[Any] = [
+            Route("/api/health", self._health, methods=["GET"]),
+            Route("/api/promote", self._promote, methods=["POST"]),
+        ]
+        if with_app:
+            from a2wsgi import WSGIMiddleware
+
+            from lodviz.app import create_app
+
+            self.dash_app = create_app(mem)
+            routes.append(Mount("/", app=WSGIMiddleware(self.dash_app.server, workers=8)))
+        else:
+            routes.append(Route("/", self._index, methods=["GET"]))
+        self.starlette = Starlette(routes=routes, lifespan=self._lifespan)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Let the app's background layout job finish (briefly) before the store closes."""
+        job = getattr(getattr(self.dash_app, "lodviz", None), "layout_job", None)
+        if job is not None and hasattr(job, "wait"):
+            with contextlib.suppress(Exception):
+                job.wait(timeout)
+
+    # -- lifespan ------------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def _lifespan(self, app: Any) -> Any:
+        import anyio
+
+        async with self.session_manager.run():
+            async with anyio.create_task_group() as tasks:
+                if self.idle_timeout:
+                    tasks.start_soon(self._watch_idle)
+                if self.on_started is not None:
+                    self.on_started()
+                try:
+                    yield
+                finally:
+                    if self.on_stopping is not None:
+                        self.on_stopping()
+                    tasks.cancel_scope.cancel()
+
+    async def _watch_idle(self) -> None:
+        import anyio
+
+        assert self.idle_timeout
+        while True:
+            await anyio.sleep(min(1.0, self.idle_timeout / 4))
+            if self.activity.idle_for() >= self.idle_timeout:
+                print(f"lodviz: no request for {self.idle_timeout:.0f} s; stopping.", file=sys.stderr, flush=True)
+                if self.request_exit is not None:
+                    self.request_exit()
+                return
+
+    # -- dispatch ----------------------------------------------------------------------------
+
+    async def __call__(self, scope: "Scope", receive: "Receive", send: "Send") -> None:
+        if scope["type"] == "lifespan":
+            await self.starlette(scope, receive, send)
+            return
+        self.activity.enter()
+        try:
+            path = scope.get("path", "")
+            if scope["type"] == "http" and (path == "/mcp" or path.startswith("/mcp/")):
+                await self._mcp(scope, receive, send)
+            else:
+                await self.starlette(scope, receive, send)
+        finally:
+            self.activity.leave()
+
+    async def _mcp(self, scope: "Scope", receive: "Receive", send: "Send") -> None:
+        """Find the agent (path, header, query, fixed), pass it on as the header."""
+        from lodviz.mcp_server import AGENT_HEADER, check_agent
+
+        header = AGENT_HEADER.lower().encode("latin-1")
+        rest = scope["path"][len("/mcp") :].strip("/")
+        headers = [(k, v) for k, v in scope.get("headers", []) if k.lower() != header]
+        named: str | None = None
+        if rest:
+            named = unquote(rest)
+            if "/" in named:
+                await _rpc_error(f"no such endpoint {scope['path']}; use /mcp/ or /mcp/<agent>.", 404)(scope, receive, send)
+                return
+        else:
+            given = [v for k, v in scope.get("headers", []) if k.lower() == header]
+            if given:
+                named = given[-1].decode("latin-1").strip()
+            else:
+                query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+                named = (query.get("agent") or [None])[-1]
+        if named:
+            try:
+                check_agent(named)
+            except InvalidInput as exc:
+                await _rpc_error(str(exc), 400)(scope, receive, send)
+                return
+            if self.agent is not None and named != self.agent:
+                message = (
+                    f"this lodviz server acts for agent {self.agent!r} only (it was started with --agent); "
+                    f"{named!r} cannot use it. Stop it, or run `lodviz serve` for several agents."
+                )
+                await _rpc_error(message, 403)(scope, receive, send)
+                return
+        agent = named or self.agent
+        if agent:
+            headers.append((header, agent.encode("latin-1")))
+        await self.mcp_endpoint({**scope, "headers": headers}, receive, send)
+
+    # -- small routes --------------------------------------------------------------------------
+
+    @staticmethod
+    def _json(data: Any, status: int = 200) -> Any:
+        from starlette.responses import JSONResponse
+
+        return JSONResponse(data, status_code=status)
+
+    async def _health(self, request: Any) -> Any:
+        return self._json(
+            {
+                "service": "lodviz",
+                "version": lodviz.__version__,
+                "store": self.store_label,
+                "pid": os.getpid(),
+                "agent": self.agent,
+            }
+        )
+
+    async def _index(self, request: Any) -> Any:
+        from starlette.responses import PlainTextResponse
+
+        return PlainTextResponse(f"lodviz MCP server for {self.store_label}: the MCP endpoint is /mcp/.\n")
+
+    async def _promote(self, request: Any) -> Any:
+        """Promote a memory as the app does (actor "app"): {"memory_id", "reason", "to"}."""
+        import anyio.to_thread
+
+        if self.loopback and not _host_allowed(request.headers.get("host", "")):
+            return self._json({"error": "bad Host header."}, 421)
+        origin = request.headers.get("origin")
+        if origin and self.loopback and urlsplit(origin).hostname not in LOOPBACK:
+            return self._json({"error": "cross-origin requests are refused."}, 403)
+        if not request.headers.get("content-type", "").startswith("application/json"):
+            return self._json({"error": "send JSON (Content-Type: application/json)."}, 415)
+        try:
+            body = await request.json()
+            if not isinstance(body, dict) or "memory_id" not in body:
+                raise ValueError
+        except ValueError:
+            return self._json({"error": 'send {"memory_id": ID, "reason": "why"}.'}, 400)
+        try:
+            floor = await anyio.to_thread.run_sync(
+                functools.partial(self.mem.promote, body["memory_id"], reason=body.get("reason"), to=body.get("to"), actor="app")
+            )
+        except MemoryNotFound as exc:
+            return self._json({"error": str(exc)}, 404)
+        except (LodvizError, ValueError, TypeError) as exc:  # Tier.parse raises ValueError for an unknown tier
+            return self._json({"error": str(exc)}, 400)
+        return self._json({"id": int(body["memory_id"]), "floor": floor.name})
+
+
+def _rpc_error(message: str, status: int) -> Any:
+    """An HTTP error whose body is a JSON-RPC error, so MCP clients show the message."""
+    from starlette.responses import JSONResponse
+
+    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}, status_code=status)

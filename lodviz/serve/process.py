@@ -1,0 +1,186 @@
+"""Running ``lodviz serve``: the socket, the store opened once, uvicorn, signals, the registry.
+
+``serve`` owns a store until it is stopped: it binds the port first (so a
+busy port is reported before anything loads), opens the store with a lock,
+loads the embedding model, registers itself beside the store
+(``lodviz.serve.registry``) and runs the ASGI app (``lodviz.serve.app``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import signal
+import socket
+import sys
+import threading
+from typing import Any, Callable
+
+import click
+
+import lodviz
+from lodviz.errors import LodvizError
+from lodviz.serve import registry
+from lodviz.serve.app import DEFAULT_HOST, LodvizServer
+
+DEFAULT_PORT = 8050
+
+
+class ServeError(LodvizError):
+    """The server cannot start (port in use, store already served, ...)."""
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ServeError(f"port {port} on {host} is in use; pass --port N (or --port 0 for a free one).") from None
+        raise ServeError(f"cannot listen on {host}:{port}: {exc.strerror or exc}.") from None
+    sock.listen(2048)  # connections wait in the backlog until the server accepts them
+    sock.set_inheritable(True)
+    return sock
+
+
+def _url(host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/"
+
+
+def _raise_exit(signum: int, frame: Any) -> None:
+    raise SystemExit(0)
+
+
+def serve(
+    store: str | os.PathLike[str],
+    *,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    open_browser: bool = True,
+    agent: str | None = None,
+    model: str | None = None,
+    compressor: str | None = None,
+    idle_timeout: float | None = None,
+    with_app: bool = True,
+    embedder: Any = None,
+    echo: Callable[[str], None] = lambda line: click.echo(line),
+    on_started: Callable[[registry.ServeEntry, Callable[[], None]], None] | None = None,
+) -> None:
+    """Own ``store`` and serve the app and the MCP endpoint until interrupted.
+
+    Raises ``ServeError`` / ``LodvizError`` (store locked, port in use, ...)
+    before anything is served; prints the address once it is. ``on_started``
+    (for embedding the server in a thread) gets the registry entry and a
+    function that stops the server. ``embedder`` replaces loading ``model``.
+    """
+    import uvicorn
+
+    in_memory = str(store) == ":memory:"
+    key = str(store) if in_memory else str(registry.store_key(store))
+    if not in_memory:
+        running = registry.live_entry(key)
+        if running is not None:
+            raise ServeError(
+                f"{key} is already served by process {running.pid} at {running.url}; "
+                "use that address (its MCP endpoint is "
+                f"{running.mcp_url}), or stop it first."
+            )
+    if agent is not None:
+        from lodviz.mcp_server import check_agent
+
+        check_agent(agent)
+    if idle_timeout is not None and idle_timeout <= 0:
+        raise ServeError("--idle-timeout must be a positive number of seconds.")
+    sock = _bind(host, port)
+    try:
+        real_port = sock.getsockname()[1]
+        url = _url(host, real_port)
+        mem = lodviz.open(
+            key,
+            model=model,
+            embedder=embedder,
+            actor="app",
+            compressor=compressor or "extractive",
+            lock=threading.RLock(),  # the app's threads, the MCP workers and the API share it
+        )
+        try:
+            mem.embedder.embed(["lodviz"])  # load the model now, not on the first search
+            server: uvicorn.Server | None = None
+            app: LodvizServer | None = None
+            entry = registry.ServeEntry(
+                url=url, mcp_url=url + "mcp/", pid=os.getpid(), store=key, agent=agent, version=lodviz.__version__
+            )
+
+            def started() -> None:
+                if not in_memory:
+                    registry.write_entry(entry)
+                echo(f"lodviz is serving {key} at {url} (MCP at {url}mcp/)")
+                sys.stdout.flush()
+                if open_browser:
+                    threading.Timer(0.5, open_browser, args=(url,)).start()
+                if on_started is not None:
+                    on_started(entry, request_exit)
+
+            def stopping() -> None:
+                if not in_memory:
+                    registry.remove_entry(key, os.getpid())
+
+            def request_exit() -> None:
+                if server is not None:
+                    server.should_exit = True
+
+            app = LodvizServer(
+                mem,
+                host=host,
+                agent=agent,
+                with_app=with_app,
+                store_label=key,
+                idle_timeout=idle_timeout,
+                on_started=started,
+                on_stopping=stopping,
+                request_exit=request_exit,
+            )
+            config = uvicorn.Config(
+                app,
+                log_level="warning",
+                access_log=False,
+                lifespan="on",
+                timeout_graceful_shutdown=3,
+            )
+            server = uvicorn.Server(config)
+            previous = signal.getsignal(signal.SIGTERM)
+            if threading.current_thread() is threading.main_thread():
+                # uvicorn re-raises SIGTERM after its graceful shutdown; make that a clean exit.
+                signal.signal(signal.SIGTERM, _raise_exit)
+            try:
+                server.run(sockets=[sock])
+            except SystemExit as exc:
+                if exc.code not in (0, None):
+                    raise ServeError("the server could not start (see the messages above).") from None
+            except KeyboardInterrupt:
+                pass
+            finally:
+                if threading.current_thread() is threading.main_thread():
+                    signal.signal(signal.SIGTERM, previous)
+                if not in_memory:
+                    registry.remove_entry(key, os.getpid())
+            if not server.started and not server.should_exit:
+                raise ServeError("the server could not start (see the messages above).")
+        finally:
+            if app is not None:
+                app.close()
+            mem.close()
+    finally:
+        sock.close()
+
+
+def open_browser(url: str) -> None:
+    import webbrowser
+
+    with contextlib.suppress(Exception):
+        webbrowser.open(url)
