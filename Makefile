@@ -2,7 +2,7 @@
 PYTHON ?= python3
 PIP = $(PYTHON) -m pip install --disable-pip-version-check -q
 
-.PHONY: install demo test-deps test bench
+.PHONY: install demo test-deps lint test bench
 
 install:
 	# The CPU build of torch first, or pip pulls a multi-GB CUDA build for sentence-transformers.
@@ -16,7 +16,11 @@ test-deps: install
 	$(PIP) -e ".[test]"
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
 
-test: test-deps
+lint:
+	$(PYTHON) -m ruff check .
+	$(PYTHON) -m mypy
+
+test: test-deps lint
 	$(PYTHON) -m pytest
 
 bench: install

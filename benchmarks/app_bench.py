@@ -37,7 +37,7 @@ import shutil
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -132,7 +132,7 @@ def prepare_store(path: str, n: int, seed: int) -> dict[str, Any]:
             {
                 "layout_method": "pca of clusters",
                 "layout_count": str(n),
-                "layout_fitted_at": datetime.now(timezone.utc).isoformat(),
+                "layout_fitted_at": datetime.now(UTC).isoformat(),
                 "app_bench": f"{LAYOUT_VERSION}:{n}:{seed}",
             }
         )
@@ -435,7 +435,7 @@ def measure_synthetic(path: str, n: int, seed: int, cfg: dict[str, Any]) -> dict
     query_vector = synth.query_vectors(n, 1, seed=seed)[0]
     t0 = time.perf_counter()
     mem = lodviz.open(path, embedder=FixedQueryEmbedder(query_vector))
-    mem.store.state()  # the store's in-process copy, filled once, as the app's first request would
+    mem.columns()  # the store's in-process copy, filled once, as the app's first request would
     load_s = time.perf_counter() - t0
     try:
         limit = {"draw_limit": cfg["draw_limit"]} if cfg.get("draw_limit") else {}
@@ -687,7 +687,7 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {
         "name": args.name,
         "command": " ".join(["python benchmarks/app_bench.py", shlex.join(given)]).strip(),
-        "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": machine(),
         "lodviz_path": str(Path(lodviz.__file__).resolve().parent),
         "pythonpath": os.environ.get("PYTHONPATH"),

@@ -40,9 +40,10 @@ import argparse
 import json
 import random
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timedelta, timezone
-from typing import Any, Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 CATEGORIES = ("single_old", "single_recent", "multi_hop", "temporal", "current", "before_change", "repeated")
 
@@ -1716,7 +1717,7 @@ def _conversation(seed: int, index: int, sessions: tuple[int, int], turns: tuple
 
 
 def _dates(rng: random.Random, n: int, months: tuple[int, int]) -> list[datetime]:
-    start = datetime(2022, 1, 3, tzinfo=timezone.utc) + timedelta(days=rng.randint(0, 900))
+    start = datetime(2022, 1, 3, tzinfo=UTC) + timedelta(days=rng.randint(0, 900))
     span = rng.randint(months[0] * 30, months[1] * 30)
     weights = [rng.lognormvariate(0, 0.7) for _ in range(n - 1)]
     total = sum(weights)

@@ -43,9 +43,10 @@ import shlex
 import sys
 import time
 from collections import defaultdict
-from datetime import datetime, timezone
+from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -225,7 +226,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     for d in args.dataset_list:
         if d not in ("sample", "conversation"):
             parser.error(f"unknown data set {d!r}")
-    args.name = args.name or f"headlines-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}"
+    args.name = args.name or f"headlines-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
     return args
 
 
@@ -244,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {
         "name": args.name,
         "command": " ".join([_env_prefix() + "python benchmarks/headlines.py", shlex.join(given)]).strip(),
-        "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": machine(),
         "lodviz_commit": git("rev-parse", "HEAD"),
         "lodviz_dirty": bool(git("status", "--porcelain", "--", "lodviz")),

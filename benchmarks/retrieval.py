@@ -56,10 +56,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -512,7 +513,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if "lodviz-custom" in args.system_list and not args.params:
         parser.error("lodviz-custom needs --params")
     args.conversations = args.conversations or 1 if args.quick else args.conversations or 4
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     args.name = args.name or f"retrieval-{'quick-' if args.quick else ''}{stamp}"
     return args
 
@@ -553,7 +554,7 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {
         "name": args.name,
         "command": " ".join([_env_prefix() + "python benchmarks/retrieval.py", shlex.join(given)]).strip(),
-        "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": machine(),
         "load_average_at_start": list(os.getloadavg()),
         "lodviz_commit": commit,

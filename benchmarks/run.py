@@ -29,7 +29,7 @@ import shutil
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +78,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.rescore_reps = args.rescore_reps or 30
     args.ingest_texts = args.ingest_texts or 300
     args.ingest_reps = args.ingest_reps or 3
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     args.name = args.name or f"{'quick' if args.quick else 'run'}-{stamp}"
     return args
 
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {
         "name": args.name,
         "command": " ".join(["python benchmarks/run.py", shlex.join(given)]).strip(),
-        "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": machine(),
         "load_average_at_start": list(os.getloadavg()),
         "config": {

@@ -77,8 +77,8 @@ def measure(path: str, n: int, seed: int, reps: int, rescore_reps: int, warmup: 
     # -- first load: open the file, fill the store's cache ----------------------
     rss0 = rss_bytes()
     t_open, mem = timed(lambda: lodviz.open(path, embedder=stub))
-    t_load, _ = timed(lambda: (mem.store.state(), mem.store.unit_vectors()))
-    matrix = mem.store.unit_vectors()
+    t_load, _ = timed(mem.snapshot)
+    matrix = mem.snapshot()[1]
     rss_loaded = rss_bytes()
     # The first search also loads the headlines, summaries and sources the
     # store keeps in memory; it is timed here and left out of the series.
@@ -152,11 +152,11 @@ def measure(path: str, n: int, seed: int, reps: int, rescore_reps: int, warmup: 
         stats["breakdown"] = breakdown
         stats["result"] = shape.get(name)
     out["search"] = {"k": k, "agent": AGENT, "distinct_queries": count - 1, "warmup": warmup, "series": search}
-    visible = mem.store.state().visible_to(AGENT)
+    visible = mem.columns().visible_to(AGENT)
     out["search"]["agent_visible_rows"] = int(visible.sum())
 
     # -- rescoring ----------------------------------------------------------------
-    state = mem.store.state()
+    state = mem.columns()
     now = mem.now()
     now_ts = now.timestamp()
     q_text = texts[-1]

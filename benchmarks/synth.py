@@ -31,10 +31,10 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 
@@ -44,7 +44,7 @@ from lodviz.store.base import AuditEvent, NewMemory
 DIM = 384
 MODEL_NAME = "bench-synthetic-384"
 #: "now" of every synthetic store (recorded as the store's reference time).
-REFERENCE_TIME = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
+REFERENCE_TIME = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 SPAN_DAYS = 730.0
 
 AGENTS = ("research", "legal-review", "exec-digest", "support", "ops")
@@ -89,7 +89,7 @@ class Geometry:
     weights: np.ndarray  # (clusters,) probability of each cluster
 
     @classmethod
-    def make(cls, n: int, rng: np.random.Generator) -> "Geometry":
+    def make(cls, n: int, rng: np.random.Generator) -> Geometry:
         topics = _unit(rng.standard_normal((40, DIM), dtype=np.float32))
         clusters = max(20, n // 400)
         topic_of = rng.integers(0, len(topics), clusters)
@@ -183,7 +183,7 @@ def batches(
                     embedding=vectors[j],
                     embedding_model=MODEL_NAME,
                     content_hash=hashlib.sha256(f"{agent_id}\x00{text}".encode()).hexdigest(),
-                    created_at=datetime.fromtimestamp(created[j], tz=timezone.utc),
+                    created_at=datetime.fromtimestamp(created[j], tz=UTC),
                     agent_id=agent_id,
                     visibility="shared" if shared[j] else "private",
                     kind=KINDS[kind[j]],
@@ -191,7 +191,7 @@ def batches(
                     metadata={"cluster": int(cluster[j])},
                     retrieval_count=int(count[j]),
                     last_retrieved_at=(
-                        datetime.fromtimestamp(last[j], tz=timezone.utc) if retrieved[j] else None
+                        datetime.fromtimestamp(last[j], tz=UTC) if retrieved[j] else None
                     ),
                     floor=int(floor[j]),
                 )

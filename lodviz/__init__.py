@@ -33,8 +33,10 @@ from lodviz.errors import (
 from lodviz.ingest.compress import Compressor, ExtractiveCompressor
 from lodviz.ingest.embed import Embedder, SentenceTransformerEmbedder
 from lodviz.ingest.llm import OpenAICompressor, compressor_from_name
-from lodviz.memory import Hit, IngestReport, Landscape, Memory, Result
+from lodviz.memory import Memory
 from lodviz.params import PRESETS, Params, preset
+from lodviz.records import AuditEvent, Conflict, Golden, MemoryRecord
+from lodviz.result import AgentOverview, FloorChange, Hit, IngestReport, Landscape, Result, StoreInfo
 from lodviz.scoring import Tier
 
 __version__ = "0.1.0"
@@ -77,11 +79,11 @@ def open(
     where the model reads it whole, else the summary), ``"summary"`` or
     ``"full"``.
     """
-    from lodviz.store.duckdb import DuckDBStore
+    from lodviz.store import open_store
 
     if isinstance(compressor, str):
         compressor = compressor_from_name(compressor)  # before the store: a bad name opens nothing
-    store = DuckDBStore(path, read_only=read_only)
+    store = open_store(path, read_only=read_only)
     if embedder is None:
         embedder = _embedder_named(model) if model else None
     try:
@@ -121,6 +123,13 @@ __all__ = [
     "Hit",
     "Landscape",
     "IngestReport",
+    "FloorChange",
+    "StoreInfo",
+    "AgentOverview",
+    "MemoryRecord",
+    "AuditEvent",
+    "Conflict",
+    "Golden",
     "Params",
     "PRESETS",
     "preset",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from lodviz.store.base import AuditEvent
+from lodviz.records import AuditEvent
 
 
 def summarise(event: AuditEvent) -> str:

@@ -11,8 +11,9 @@ import csv
 import json
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
 
@@ -25,7 +26,7 @@ from lodviz.params import PRESETS, Params
 from lodviz.scoring import Tier
 from lodviz.serve import DEFAULT_HOST, DEFAULT_PORT, prepare_demo, serve
 from lodviz.settings import COMPRESSORS, DEFAULT_STORE, Settings
-from lodviz.store.base import iso
+from lodviz.times import iso
 
 TIER_COLOURS = {Tier.FULL: "green", Tier.SUMMARY: "cyan", Tier.HEADLINE: "white"}
 
@@ -480,13 +481,7 @@ def agents(ctx: click.Context) -> None:
 def agents_show(session: CliContext, as_json: bool) -> None:
     """List agents with their memory counts and profiles."""
     mem = session.open(must_exist=True)
-    profiles = mem.profiles()
-    counts = dict(mem.store.sql("SELECT agent_id, count(*) FROM memories GROUP BY 1"))
-    names = sorted(set(profiles) | set(counts))
-    rows = [
-        {"agent_id": n, "memories": counts.get(n, 0), "profile": (profiles.get(n) or mem.profile(None)).to_dict(), "stored": n in profiles}
-        for n in names
-    ]
+    rows = [agent.to_dict() for agent in mem.agents_overview()]
     if as_json:
         _echo_json(rows)
         return
@@ -587,16 +582,7 @@ def tune(session: CliContext, agent_id: str | None, budget_tokens: int, save: bo
 @pass_session
 def export(session: CliContext, output: Path | None, fmt: str, agent_id: str | None) -> None:
     """Write every memory (texts, usage history, floor) as JSONL or CSV; `ingest` reads it back."""
-    mem = session.open(must_exist=True)
-    all_ids = [r[0] for r in mem.store.sql("SELECT id FROM memories ORDER BY id")]
-    rows = []
-    for start in range(0, len(all_ids), 2000):
-        records = mem.store.get(all_ids[start : start + 2000])
-        for memory_id in all_ids[start : start + 2000]:
-            record = records[memory_id]
-            if agent_id and record.agent_id != agent_id and record.visibility != "shared":
-                continue
-            rows.append(record.to_dict())
+    rows = [record.to_dict() for record in session.open(must_exist=True).export_records(agent_id)]
     handle = open(output, "w", encoding="utf-8", newline="") if output else sys.stdout
     try:
         if fmt == "jsonl":
@@ -647,7 +633,8 @@ def audit(session: CliContext, agent_id: str | None, actions: tuple[str, ...], l
 
 def _serve_settings(ctx: click.Context, store: str | None) -> Settings:
     """The group's settings, with a --store given to this command winning."""
-    settings: Settings = ctx.find_object(CliContext).settings
+    session = ctx.find_object(CliContext)
+    settings = session.settings if session is not None else Settings.resolve()
     return Settings(store=store or settings.store, model=settings.model, compressor=settings.compressor, home=settings.home)
 
 
@@ -685,7 +672,7 @@ def demo_command(ctx: click.Context, host: str, port: int, reset: bool, no_open:
     shipped file never changes; --reset starts again from the original.
     """
     from lodviz.serve import registry
-    from lodviz.serve.process import open_browser
+    from lodviz.serve.process import launch_browser
 
     settings = _serve_settings(ctx, None)
     target = prepare_demo(reset, settings.home)
@@ -693,7 +680,7 @@ def demo_command(ctx: click.Context, host: str, port: int, reset: bool, no_open:
     if running is not None:
         click.echo(f"lodviz is already serving {target} at {running.url} (MCP at {running.mcp_url})")
         if not no_open:
-            open_browser(running.url)
+            launch_browser(running.url)
         return
     serve(target, host=host, port=port, open_browser=not no_open, model=settings.model, compressor=settings.compressor)
 

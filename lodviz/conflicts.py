@@ -6,7 +6,7 @@ ingestion time. A new memory is a conflict candidate of an existing one when
 - they are about the same subject: cosine similarity of their vectors at
   least ``SIMILAR`` (and not a duplicate, which the store skips anyway), and
 - they make the same claim: at least ``SAME_CLAIM`` of their content words
-  in common, and
+  in common, said by the same speaker if both name one ("Wes: ..."), and
 - they differ in one checkable fact: one number swapped for another, one
   name or day swapped for another (a capitalised word inside a sentence; one
   that opens a sentence may be any word), or a negation one has and the other
@@ -30,6 +30,8 @@ import numpy as np
 OBSERVATIONS = frozenset({"tool_result"})
 #: Cosine similarity from which two memories are taken to be about the same subject.
 SIMILAR = 0.7
+#: Negation alone is a weak signal: it needs near-identical texts.
+NEAR_IDENTICAL = 0.9
 #: Share of content words two texts must have in common to make the same claim.
 SAME_CLAIM = 0.5
 
@@ -55,6 +57,7 @@ _COMMON = frozenset(
 class Facts:
     """What a text states that a contradiction could change, and the words it says it with."""
 
+    speaker: str  # the label a text opens with ("Wes:"), lower-cased; "" for none
     words: frozenset[str]  # content words
     numbers: frozenset[str]
     names: frozenset[str]  # capitalised words inside sentences, days and months included
@@ -67,7 +70,9 @@ _TOKEN = re.compile(r"[$€£]?\d[\d,]*(?:\.\d+)?(?:\s?(?:%|x|k|m|bn|mg|kg|milli
 def facts(text: str) -> Facts:
     # A speaker or source label ("Priya: ...") says who, not what: it names nothing the claim is about.
     label = re.match(r"^\s*[^\W\d_][\w.'’ ()-]{0,38}?:\s+", text)
+    speaker = ""
     if label and len(label.group(0).split()) <= 4:
+        speaker = label.group(0).strip().rstrip(":").lower()
         text = text[label.end():]
     starts = {m.start(1) for m in _SENTENCE_START.finditer(text)}
     words, numbers, names = set(), set(), set()
@@ -82,7 +87,7 @@ def facts(text: str) -> Facts:
         if raw[0].isupper() and raw not in _COMMON and len(raw) > 2 and (m.start() not in starts or lower in _TIME_NAMES):
             names.add(re.sub(r"['’]s?$", "", lower))
     negated = bool(words & _NEGATION) or "n't" in text.lower()
-    return Facts(frozenset(words), frozenset(numbers), frozenset(names), negated)
+    return Facts(speaker, frozenset(words), frozenset(numbers), frozenset(names), negated)
 
 
 def difference(a: Facts, b: Facts, similarity: float) -> str | None:
@@ -96,6 +101,8 @@ def difference(a: Facts, b: Facts, similarity: float) -> str | None:
     """
     if similarity < SIMILAR:
         return None
+    if a.speaker and b.speaker and a.speaker != b.speaker:
+        return None  # two people saying alike is a conversation, not one claim changed
     if a.words and b.words and len(a.words & b.words) / len(a.words | b.words) < SAME_CLAIM:
         return None
     # One value swapped for another; a report that changes most of its values is the next report.
@@ -105,7 +112,7 @@ def difference(a: Facts, b: Facts, similarity: float) -> str | None:
     names_a, names_b = a.names - b.names, b.names - a.names
     if len(names_a) == 1 and len(names_b) == 1 and not (only_a or only_b):
         return f"{next(iter(names_b)).title()} instead of {next(iter(names_a)).title()}"
-    if a.negated != b.negated and not (only_a or only_b or names_a or names_b):
+    if a.negated != b.negated and similarity >= NEAR_IDENTICAL and not (only_a or only_b or names_a or names_b):
         return "one of them says not"
     return None
 

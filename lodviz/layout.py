@@ -12,9 +12,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
-from datetime import datetime, timezone
 
 import numpy as np
 
@@ -23,38 +22,29 @@ from lodviz.memory import Memory
 
 log = logging.getLogger("lodviz.layout")
 
-MODEL_ARTIFACT = "layout_model"
 
 
 def fit_layout(mem: Memory) -> projection.FittedLayout:
     """Fit the layout over every memory and store positions and model."""
-    state, vectors = mem.store.snapshot()
+    state, vectors = mem.snapshot()
     fitted = projection.fit(vectors)
-    mem.store.set_layout(state.ids, fitted.xy[:, 0], fitted.xy[:, 1])
-    if fitted.model is not None:
-        mem.store.set_artifact(MODEL_ARTIFACT, fitted.model)
-    mem.store.set_meta(
-        {
-            "layout_method": fitted.method,
-            "layout_count": str(len(state)),
-            "layout_fitted_at": datetime.now(timezone.utc).isoformat(),
-        }
-    )
+    mem.set_positions(state.ids, fitted.xy[:, 0], fitted.xy[:, 1])
+    mem.set_layout_model(fitted.model, method=fitted.method, count=len(state))
     return fitted
 
 
 def place_missing(mem: Memory) -> int:
     """Give memories without a position one, from the fitted model; returns how many."""
-    state, vectors = mem.store.snapshot()
+    state, vectors = mem.snapshot()
     missing = np.flatnonzero(np.isnan(state.x))
     if len(missing) == 0:
         return 0
-    model = mem.store.artifact(MODEL_ARTIFACT)
+    model = mem.layout_model()
     if model is None or len(missing) == len(state):
         fit_layout(mem)
         return len(missing)
     xy = projection.place(model, vectors[missing])
-    mem.store.set_layout(state.ids[missing], xy[:, 0], xy[:, 1])
+    mem.set_positions(state.ids[missing], xy[:, 0], xy[:, 1])
     return len(missing)
 
 

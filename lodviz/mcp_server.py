@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Annotated, Any, Callable, Literal, TypeVar
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar, cast
 
 import anyio
 import anyio.to_thread
@@ -40,14 +41,15 @@ from pydantic import BaseModel, Field
 import lodviz
 from lodviz.errors import InvalidInput, LodvizError
 from lodviz.memory import Memory, Result
+from lodviz.records import MemoryRecord
 from lodviz.scoring import Tier
-from lodviz.store.base import AuditEvent, MemoryRecord, iso
+from lodviz.times import iso
 
 #: The request header naming the agent a call acts for.
 AGENT_HEADER = "X-Lodviz-Agent"
 #: The agent of calls that name none.
 DEFAULT_AGENT = "default"
-#: Agent names: what the store accepts as agent_id (lodviz.ingest.records).
+#: Agent names: what the store accepts as agent_id (lodviz.ingest.inputs).
 AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$")
 
 INSTRUCTIONS = """\
@@ -74,6 +76,10 @@ T = TypeVar("T")
 # -- structured output ---------------------------------------------------------------
 
 
+
+FloorName = Literal["FULL", "SUMMARY", "HEADLINE", "OUT"]
+VisibilityName = Literal["private", "shared"]
+
 class MemoryItem(BaseModel):
     """One memory in a landscape, with its content at its tier."""
 
@@ -88,10 +94,10 @@ class MemoryItem(BaseModel):
     last_retrieved_at: str | None
     created_at: str
     agent_id: str
-    visibility: Literal["private", "shared"]
+    visibility: VisibilityName
     kind: str
     source: str | None
-    floor: Literal["FULL", "SUMMARY", "HEADLINE", "OUT"] = Field(description="Its promoted tier floor.")
+    floor: FloorName = Field(description="Its promoted tier floor.")
     tokens: int = Field(description="Estimated tokens of content.")
 
 
@@ -119,20 +125,20 @@ class MemoryOut(BaseModel):
     summary: str
     text: str
     agent_id: str
-    visibility: Literal["private", "shared"]
+    visibility: VisibilityName
     kind: str
     source: str | None
     created_at: str
     last_retrieved_at: str | None
     retrieval_count: int
-    floor: Literal["FULL", "SUMMARY", "HEADLINE", "OUT"]
+    floor: FloorName
     metadata: dict[str, Any]
 
 
 class Promotion(BaseModel):
     id: int
-    previous_floor: Literal["FULL", "SUMMARY", "HEADLINE", "OUT"]
-    floor: Literal["FULL", "SUMMARY", "HEADLINE", "OUT"] = Field(description="The tier floor now.")
+    previous_floor: FloorName
+    floor: FloorName = Field(description="The tier floor now.")
     headline: str
 
 
@@ -140,7 +146,7 @@ class Written(BaseModel):
     id: int
     duplicate: bool = Field(description="True if this agent had stored the same text before; nothing new was written.")
     agent_id: str
-    visibility: Literal["private", "shared"]
+    visibility: VisibilityName
     kind: str
     headline: str
     summary: str
@@ -222,6 +228,11 @@ def build_mcp(mem: Memory | None, *, agent: str | None = None, default_agent: st
         except LodvizError as exc:
             raise ToolError(str(exc)) from exc
 
+    def service() -> Memory:
+        if mem is None:  # only the relay builds a server without a store, and it lists tools only
+            raise ToolError("this MCP server lists tools only; it has no store.")
+        return mem
+
     async def run(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run a Memory call on a worker thread; lodviz errors become tool errors."""
         try:
@@ -253,7 +264,7 @@ def build_mcp(mem: Memory | None, *, agent: str | None = None, default_agent: st
         used and stay sharp.
         """
         who = agent_of(ctx)
-        result = await run(mem.search, query, agent_id=who, exclude=exclude, k=k, budget_tokens=budget_tokens)
+        result = await run(service().search, query, agent_id=who, exclude=exclude, k=k, budget_tokens=budget_tokens)
         return _landscape(result, who)
 
     @server.tool(annotations=reading)
@@ -267,7 +278,7 @@ def build_mcp(mem: Memory | None, *, agent: str | None = None, default_agent: st
         need the details. Counts as using the memory, so it stays sharp in
         later searches.
         """
-        record = await run(mem.expand, memory_id, agent_id=agent_of(ctx))
+        record = await run(service().expand, memory_id, agent_id=agent_of(ctx))
         return _result(f"{_describe(record)}\n\n{record.text}\n", _record_out(record))
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False))
@@ -286,8 +297,8 @@ def build_mcp(mem: Memory | None, *, agent: str | None = None, default_agent: st
         is recorded with your name.
         """
         who = agent_of(ctx)
-        change = await run(mem.move_floor, memory_id, +1, reason=reason, agent_id=who)
-        data = Promotion(id=change.memory_id, previous_floor=change.before.name, floor=change.after.name, headline=change.headline)  # type: ignore[arg-type]
+        change = await run(service().move_floor, memory_id, +1, reason=reason, agent_id=who)
+        data = Promotion(id=change.memory_id, previous_floor=cast(FloorName, change.before.name), floor=cast(FloorName, change.after.name), headline=change.headline)
         return _result(
             f"Memory {change.memory_id} now has tier floor {change.after.name} (was {change.before.name}): {change.headline}\n",
             data,
@@ -310,25 +321,14 @@ def build_mcp(mem: Memory | None, *, agent: str | None = None, default_agent: st
         and returns the existing id.
         """
         who = agent_of(ctx)
-        fields = {"text": text, "agent_id": who, "kind": kind, "metadata": metadata, "visibility": visibility, "source": source}
-
-        def write() -> tuple[MemoryRecord, bool]:
-            report = mem.add_many([fields], actor=who)
-            if report.added:
-                return mem.get(report.added[0]), False
-            record = mem.get(mem.add(**fields))
-            # Nothing new was stored, but the call still leaves its trace.
-            mem.record_event(
-                AuditEvent(action="write", actor=who, agent_id=who, memory_id=record.id, details={"count": 0, "duplicate": True})
-            )
-            return record, True
-
-        record, duplicate = await run(write)
+        record, duplicate = await run(
+            service().write, text, agent_id=who, kind=kind, metadata=metadata, visibility=visibility, source=source, actor=who
+        )
         data = Written(
             id=record.id,
             duplicate=duplicate,
             agent_id=record.agent_id,
-            visibility=record.visibility,  # type: ignore[arg-type]
+            visibility=cast(VisibilityName, record.visibility),
             kind=record.kind,
             headline=record.headline,
             summary=record.summary,
@@ -350,7 +350,7 @@ def build_mcp(mem: Memory | None, *, agent: str | None = None, default_agent: st
         frequently used ones in full, untouched ones as headlines.
         """
         who = agent_of(ctx)
-        result = await run(mem.recent, since, until, agent_id=who, budget_tokens=budget_tokens)
+        result = await run(service().recent, since, until, agent_id=who, budget_tokens=budget_tokens)
         return _landscape(result, who)
 
     @server.tool(annotations=reading)
@@ -365,7 +365,7 @@ def build_mcp(mem: Memory | None, *, agent: str | None = None, default_agent: st
         unread results) before it fades.
         """
         who = agent_of(ctx)
-        result = await run(mem.unseen, agent_id=who, limit=limit, budget_tokens=budget_tokens)
+        result = await run(service().unseen, agent_id=who, limit=limit, budget_tokens=budget_tokens)
         return _landscape(result, who)
 
     @server.tool(annotations=reading)
@@ -380,7 +380,7 @@ def build_mcp(mem: Memory | None, *, agent: str | None = None, default_agent: st
         findings. Drawn memories come back as summaries and count as used.
         """
         who = agent_of(ctx)
-        result = await run(mem.sample, n, agent_id=who, budget_tokens=budget_tokens)
+        result = await run(service().sample, n, agent_id=who, budget_tokens=budget_tokens)
         return _landscape(result, who)
 
     return server

@@ -17,16 +17,19 @@ import functools
 import json
 import logging
 from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lodviz import budget as budgeting
-from lodviz import scoring
+from lodviz import conflicts as conflict_rules
+from lodviz import lexical as lex
+from lodviz import scoring, tuning
 from lodviz.errors import (
     BudgetTooSmall,
     EmbeddingMismatch,
@@ -37,54 +40,47 @@ from lodviz.errors import (
 )
 from lodviz.ingest.compress import Compressor, ExtractiveCompressor
 from lodviz.ingest.embed import Embedder, SentenceTransformerEmbedder
-from lodviz import conflicts as conflict_rules
-from lodviz import lexical as lex
-from lodviz import tuning
-from lodviz.ingest.records import MemoryInput, parse_record, parse_time
+from lodviz.ingest.inputs import MemoryInput, parse_record, parse_time
 from lodviz.params import DEFAULT, PRESETS, Params, preset
-from lodviz.result import Hit, Result, count_tiers, date_line, header, line, render_items
+from lodviz.records import MemoryId
+from lodviz.result import (
+    AgentOverview,
+    FloorChange,
+    Hit,
+    IngestReport,
+    Landscape,
+    Result,
+    StoreInfo,
+    count_tiers,
+    date_line,
+    header,
+    line,
+    render_items,
+)
 from lodviz.scoring import Tier
-from lodviz.tokens import TokenCounter, count, token_counter
 from lodviz.store.base import (
     AuditEvent,
+    Columns,
     Conflict,
     ConflictLink,
     Golden,
     MemoryRecord,
     NewMemory,
-    State,
     Store,
-    from_seconds,
-    iso,
 )
+from lodviz.times import from_seconds, iso
+from lodviz.tokens import TokenCounter, count, token_counter
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 log = logging.getLogger("lodviz")
 
 EMBED_FIELDS = ("auto", "summary", "full")
+#: The artifact the fitted map is kept as.
+LAYOUT_MODEL = "layout_model"
 #: The default for new stores: the full text where the model reads it whole, else the summary.
 DEFAULT_EMBED_FIELD = "auto"
-
-
-@dataclass
-class Landscape:
-    """Every visible memory scored for one view: what the visualiser draws."""
-
-    state: State
-    scored: scoring.Scored
-    params: Params
-    now: datetime
-    query: str | None
-    query_vector: np.ndarray | None
-    candidate: np.ndarray  # bool: within the k nearest by S (all True without a query)
-    all_vectors: np.ndarray  # the snapshot's whole unit matrix (not copied)
-    rows: np.ndarray | slice  # rows of all_vectors that ``state`` holds
-    exclude: tuple[str, ...] = ()
-
-    def vectors(self, local_rows: np.ndarray) -> np.ndarray:
-        """Unit vectors of some of this landscape's rows."""
-        if isinstance(self.rows, slice):
-            return self.all_vectors[local_rows]
-        return self.all_vectors[self.rows[local_rows]]
 
 
 @dataclass(frozen=True)
@@ -96,27 +92,6 @@ class _Candidates:
     lexical: np.ndarray
     similarity: np.ndarray  # S = fuse(cos, lex)
     penalty: np.ndarray | None
-
-
-@dataclass
-class IngestReport:
-    added: list[int]
-    skipped: int
-
-    @property
-    def ids(self) -> list[int]:
-        return self.added
-
-
-@dataclass(frozen=True)
-class FloorChange:
-    """What a promote or demote did to one memory's tier floor."""
-
-    memory_id: int
-    before: Tier
-    after: Tier
-    headline: str
-    agent_id: str
 
 
 class Memory:
@@ -138,7 +113,7 @@ class Memory:
         # With a lock, every public method holds it (``_serialised``): the app's
         # threads, the MCP workers and the API can then share one Memory.
         self._lock: AbstractContextManager[Any] = lock if lock is not None else nullcontext()
-        self.store = store
+        self._store = store
         self._embedder = embedder
         self._compressor = compressor
         self.actor = actor
@@ -173,8 +148,19 @@ class Memory:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            self._embedder = SentenceTransformerEmbedder()
+            self._embedder = self._default_embedder()
         return self._embedder
+
+    def _default_embedder(self) -> Embedder:
+        # A store made with the deterministic test embedder is read with it again:
+        # its vectors mean nothing to a language model, and it needs no download.
+        name = self._store.meta().get("embedding_model", "")
+        size = name.removeprefix("lodviz-hash-")
+        if name.startswith("lodviz-hash-") and size.isdigit():
+            from lodviz.testing import HashEmbedder
+
+            return HashEmbedder(int(size))
+        return SentenceTransformerEmbedder()
 
     @property
     def compressor(self) -> Compressor:
@@ -191,10 +177,10 @@ class Memory:
 
     def _check_embedder(self) -> None:
         """Refuse a model whose vectors cannot be compared with the store's."""
-        meta = self.store.meta()
+        meta = self._store.meta()
         dim = self.embedder.dimension
         if "embedding_dim" not in meta:
-            self.store.set_meta(
+            self._store.set_meta(
                 {
                     "embedding_dim": str(dim),
                     "embedding_model": self.embedder.name,
@@ -228,21 +214,110 @@ class Memory:
             self._query_cache.popitem(last=False)
         return vector
 
+    # -- the store, as the faces see it ---------------------------------------------------
+
+    @property
+    def path(self) -> str:
+        """Where the store is (a file path, or ":memory:")."""
+        return self._store.path
+
+    def info(self) -> StoreInfo:
+        """The store's facts: size, embedding model, its map, demo queries, reference time."""
+        meta = self._store.meta()
+        reference = meta.get("reference_time")
+        return StoreInfo(
+            path=self._store.path,
+            memories=len(self._store.state()),
+            embedding_model=meta.get("embedding_model"),
+            embedding_dim=int(meta["embedding_dim"]) if "embedding_dim" in meta else None,
+            embed_field=meta.get("embed_field", self.embed_field),
+            layout_method=meta.get("layout_method") or None,
+            layout_count=int(meta.get("layout_count", 0) or 0),
+            layout_fitted_at=meta.get("layout_fitted_at"),
+            demo_queries=json.loads(meta["demo_queries"]) if meta.get("demo_queries") else [],
+            reference_time=parse_time(reference, "reference_time") if reference else None,
+        )
+
+    def columns(self) -> Columns:
+        """The numeric columns of every memory (forgotten ones included, flagged), read-only by agreement."""
+        return self._store.state()
+
+    def snapshot(self) -> tuple[Columns, np.ndarray]:
+        """``columns()`` and the unit embedding matrix of the same moment, row for row."""
+        return self._store.snapshot()
+
+    def warm(self) -> None:
+        """Load what searches read from memory now, ahead of the first search."""
+        self._store.warm()
+
+    def set_positions(self, ids: Sequence[int] | np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
+        """Store memories' places on the landscape's map."""
+        self._store.set_layout(ids, x, y)
+
+    def layout_model(self) -> bytes | None:
+        """The fitted map (a pickled UMAP model), if one is stored."""
+        return self._store.artifact(LAYOUT_MODEL)
+
+    def set_layout_model(self, model: bytes | None, *, method: str, count: int) -> None:
+        """Keep the fitted map with the store, and how it was made."""
+        if model is not None:
+            self._store.set_artifact(LAYOUT_MODEL, model)
+        self._store.set_meta(
+            {"layout_method": method, "layout_count": str(count), "layout_fitted_at": datetime.now(UTC).isoformat()}
+        )
+
+    def set_demo_queries(self, queries: Sequence[dict[str, str]]) -> None:
+        """The queries a store suggests for a demo (``[{"agent_id": ..., "query": ...}]``)."""
+        self._store.set_meta({"demo_queries": json.dumps(list(queries))})
+
+    def export_records(self, agent_id: str | None = None, *, batch: int = 2000) -> Iterator[MemoryRecord]:
+        """Every memory the agent may see (all for None), in id order, with usage and floor."""
+        state = self._store.state()
+        ids = state.ids[state.visible_to(agent_id)].tolist()
+        for start in range(0, len(ids), batch):
+            chunk = ids[start : start + batch]
+            records = self._store.get(chunk)
+            for memory_id in chunk:
+                yield records[memory_id]
+
+    def export_frame(self, agent_id: str | None = None) -> pd.DataFrame:
+        """``export_records`` as a pandas DataFrame, one row per memory."""
+        import pandas as pd
+
+        return pd.DataFrame([record.to_dict() for record in self.export_records(agent_id)])
+
+    def agents_overview(self) -> list[AgentOverview]:
+        """Every agent with memories or a profile: its memory count and the profile its searches use."""
+        state = self._store.state()
+        live = ~state.forgotten
+        counts = dict(zip(*np.unique(state.agent_id[live].astype(str), return_counts=True))) if live.any() else {}
+        stored = self.profiles()
+        return [
+            AgentOverview(agent_id=name, memories=int(counts.get(name, 0)), profile=stored.get(name, DEFAULT), stored=name in stored)
+            for name in sorted(set(counts) | set(stored))
+        ]
+
+    def audit_frame(self, **filters: Any) -> pd.DataFrame:
+        """``audit(**filters)`` as a pandas DataFrame, one row per event, newest first."""
+        import pandas as pd
+
+        return pd.DataFrame([event.to_dict() for event in self.audit(**filters)])
+
     # -- time -----------------------------------------------------------------
 
     def now(self) -> datetime:
         """The store's reference time if it records one, else the current UTC time."""
-        reference = self.store.meta().get("reference_time")
+        reference = self._store.meta().get("reference_time")
         if reference:
             parsed = parse_time(reference, "reference_time")
             if parsed is not None:
                 return parsed
-        return datetime.now(timezone.utc)
+        return datetime.now(UTC)
 
     def set_reference_time(self, when: datetime | str | None) -> None:
         """Pin "now" for this store (the sample store does); None unpins it."""
         value = "" if when is None else iso(parse_time(when, "reference time"))
-        self.store.set_meta({"reference_time": value or ""})
+        self._store.set_meta({"reference_time": value or ""})
 
     def _now(self, now: datetime | str | None) -> datetime:
         if now is None:
@@ -264,8 +339,27 @@ class Memory:
         return existing
 
     def _find_hash(self, content_hash: str) -> int | None:
-        rows = self.store.sql("SELECT id FROM memories WHERE content_hash = ?", [content_hash])
-        return int(rows[0][0]) if rows else None
+        return self._store.id_of_hash(content_hash)
+
+    def write(self, text: str, *, actor: str | None = None, **fields: Any) -> tuple[MemoryRecord, bool]:
+        """Store one memory and return it, with whether it was already stored (a duplicate).
+
+        A duplicate writes nothing new, but the call still leaves its trace in
+        the audit log.
+        """
+        record = parse_record({"text": text, **fields})
+        report = self.add_many([record], actor=actor)
+        if report.added:
+            return self.get(report.added[0]), False
+        existing = self._find_hash(record.content_hash())
+        assert existing is not None
+        self._store.record(
+            AuditEvent(
+                action="write", actor=actor or record.agent_id or self.actor, agent_id=record.agent_id,
+                memory_id=existing, details={"count": 0, "duplicate": True},
+            )
+        )
+        return self.get(existing), True
 
     def add_many(
         self,
@@ -296,7 +390,7 @@ class Memory:
 
     def _write_batch(self, batch: list[MemoryInput], actor: str) -> tuple[list[int], int]:
         hashes = [r.content_hash() for r in batch]
-        existing = self.store.existing_hashes(hashes)
+        existing = self._store.existing_hashes(hashes)
         fresh, seen = [], set()
         for record, content_hash in zip(batch, hashes):
             if content_hash not in existing and content_hash not in seen:
@@ -307,7 +401,7 @@ class Memory:
         compressed = self.compressor.compress([r.text for r, _ in fresh])
         to_embed = self._texts_to_embed([r.text for r, _ in fresh], [c.summary for c in compressed])
         vectors = self.embedder.embed(to_embed)
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         rows = [
             NewMemory(
                 text=r.text,
@@ -336,7 +430,7 @@ class Memory:
             details={"count": len(rows)},
         )
         links = self._conflict_links([r for r, _ in fresh], vectors)
-        ids = self.store.insert(rows, event, links)
+        ids = self._store.insert(rows, event, links)
         written = [i for i in ids if i is not None]
         return written, len(batch) - len(written)
 
@@ -344,7 +438,7 @@ class Memory:
         """Conflict candidates of a batch (``lodviz.conflicts``): against what each new memory's
         agent can see, and against the batch's other memories."""
         unit = scoring.normalize_rows(vectors)
-        state, old = self.store.snapshot()
+        state, old = self._store.snapshot()
         links: list[ConflictLink] = []
         pairs: list[tuple[int, int, float, bool]] = []  # (new index, other, similarity, other is new)
         for key in sorted({(r.agent_id, r.visibility) for r in records}):
@@ -354,11 +448,11 @@ class Memory:
                 pairs.append((members[i], int(state.ids[allowed[j]]), sim, False))
         for i in range(1, len(records)):
             earlier = [j for j in range(i) if records[j].agent_id == records[i].agent_id or "shared" in (records[i].visibility, records[j].visibility)]
-            for a, b, sim in conflict_rules.close_pairs(unit[i : i + 1], unit[earlier]):
+            for _, b, sim in conflict_rules.close_pairs(unit[i : i + 1], unit[earlier]):
                 pairs.append((i, earlier[b], sim, True))
         if not pairs:
             return links
-        old_records = self.store.get([p[1] for p in pairs if not p[3]])
+        old_records = self._store.get([p[1] for p in pairs if not p[3]])
         old_texts = {rid: rec.text for rid, rec in old_records.items()}
         for index, other, sim, is_new in pairs:
             other_kind = records[other].kind if is_new else (old_records[other].kind if other in old_records else None)
@@ -400,11 +494,11 @@ class Memory:
         """The agent's stored profile, or the defaults."""
         if agent_id is None:
             return DEFAULT
-        stored = self.store.profile(agent_id)
+        stored = self._store.profile(agent_id)
         return Params.from_dict(stored) if stored else DEFAULT
 
     def profiles(self) -> dict[str, Params]:
-        return {agent: Params.from_dict(values) for agent, values in self.store.profiles().items()}
+        return {agent: Params.from_dict(values) for agent, values in self._store.profiles().items()}
 
     def set_profile(
         self,
@@ -424,7 +518,7 @@ class Memory:
             base = params
         new = base.with_(**changes)
         old = self.profile(agent_id)
-        self.store.set_profile(
+        self._store.set_profile(
             agent_id,
             new.to_dict(),
             AuditEvent(
@@ -446,7 +540,7 @@ class Memory:
 
     # -- scoring the whole store -------------------------------------------------
 
-    def _visible(self, state: State, agent_id: str | None) -> np.ndarray:
+    def _visible(self, state: Columns, agent_id: str | None) -> np.ndarray:
         return state.visible_to(agent_id)
 
     def landscape(
@@ -468,7 +562,7 @@ class Memory:
         """
         params = params or self.profile(agent_id)
         when = self._now(now)
-        state, vectors = self.store.snapshot()
+        state, vectors = self._store.snapshot()
         visible = self._visible(state, agent_id)
         everything = bool(visible.all())
         rows = slice(None) if everything else np.flatnonzero(visible)
@@ -504,7 +598,7 @@ class Memory:
             return
         tiers = land.scored.tier[land.candidate]
         counts = {t.name: int((tiers == t).sum()) for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
-        self.store.record(
+        self._store.record(
             AuditEvent(
                 action="search",
                 actor=actor or agent_id or self.actor,
@@ -525,14 +619,14 @@ class Memory:
         self,
         query: str,
         qvec: np.ndarray,
-        state: State,
+        state: Columns,
         vectors: np.ndarray,
         visible: np.ndarray,
         k: int,
         exclude: Sequence[str] = (),
         exclude_weight: float = 1.0,
         cosine: np.ndarray | None = None,
-    ) -> "_Candidates":
+    ) -> _Candidates:
         """A query's k candidates, most relevant first, with cos, lexical evidence, S and any penalty.
 
         Candidates are the k nearest visible memories by cosine (less the
@@ -555,7 +649,7 @@ class Memory:
             cos = cos_all[rows].astype(np.float64)
             penalty = penalty_all[rows] if penalty_all is not None else None
         else:
-            rows, cos = self.store.nearest(qvec, k, visible, vectors)
+            rows, cos = self._store.nearest(qvec, k, visible, vectors)
             cos = np.asarray(cos, dtype=np.float64)
         lexical = self._lexical(query, state, rows) if self.lexical_weight > 0 else np.zeros(len(rows))
         similarity = scoring.fuse(cos, lexical, self.lexical_weight)
@@ -573,12 +667,12 @@ class Memory:
             self._candidate_cache.popitem(last=False)
         return found
 
-    def _lexical(self, query: str, state: State, rows: np.ndarray) -> np.ndarray:
+    def _lexical(self, query: str, state: Columns, rows: np.ndarray) -> np.ndarray:
         """BM25 evidence (``lodviz.lexical``) of each candidate's summary for ``query``."""
         ids = state.ids[np.asarray(rows, dtype=np.int64)].tolist()
         missing = [memory_id for memory_id in ids if memory_id not in self._documents]
         if missing:
-            texts = self.store.contents(missing, [int(Tier.SUMMARY)] * len(missing))
+            texts = self._store.contents(missing, [int(Tier.SUMMARY)] * len(missing))
             for memory_id in missing:
                 self._documents[memory_id] = lex.document(texts[memory_id][0])
         return lex.scores(query, [self._documents[memory_id] for memory_id in ids])
@@ -648,7 +742,7 @@ class Memory:
         params = base.with_(alpha=alpha, lam=lam, theta1=theta1, theta2=theta2, theta3=theta3, k=k)
         exclude = [t.strip() for t in (exclude or []) if t and t.strip()]
         when = self._now(now)
-        state, vectors = self.store.snapshot()
+        state, vectors = self._store.snapshot()
         visible = self._visible(state, agent_id)
         qvec = self.embed_query(query)
         found = self._candidates(query, qvec, state, vectors, visible, params.k, exclude, exclude_weight)
@@ -690,7 +784,7 @@ class Memory:
     def _deliver(
         self,
         mode: str,
-        sub: State,
+        sub: Columns,
         scored: scoring.Scored,
         params: Params,
         when: datetime,
@@ -720,11 +814,17 @@ class Memory:
         keep = np.asarray(order)[scored.tier[order] > Tier.OUT]
         if budget_tokens is None:
             rows, tiers = keep, scored.tier[keep].astype(np.int64)
-            contents = self.store.contents(sub.ids[rows].tolist(), tiers.tolist())
+            contents = self._store.contents(sub.ids[rows].tolist(), tiers.tolist())
             items = self._mark_conflicts(_hits(sub, rows, tiers, contents, scored), agent_id, params, when)
             counted = None
         else:
-            items = self._mark_conflicts(self._fit(mode, sub, scored, keep, budget_tokens, query, exclude), agent_id, params, when)
+            items = self._fit(mode, sub, scored, keep, budget_tokens, query, exclude)
+            # The other memory of a conflict joins only where the budget still has room for it:
+            # it never displaces what the query chose.
+            fitted = len(items)
+            items = self._mark_conflicts(items, agent_id, params, when)
+            while len(items) > fitted and count(self.token_counter, render_items(mode, query, items, exclude)) > budget_tokens:
+                items.pop()
             counted = self._trim(mode, query, items, exclude, budget_tokens)
         # Sharpest first, and by relevance within a tier (render() lists them by day).
         items.sort(key=lambda item: -int(item.tier))
@@ -758,16 +858,16 @@ class Memory:
             action=mode, actor=actor or agent_id or self.actor, agent_id=agent_id, query=query, details=details
         )
         if touch:
-            self.store.touch(touched, when, event)
+            self._store.touch(touched, when, event)
         else:  # a look that leaves no trace on the memories is still a search on record
             event.details["looked_only"] = True
-            self.store.record(event)
+            self._store.record(event)
         return result
 
     def _fit(
         self,
         mode: str,
-        sub: State,
+        sub: Columns,
         scored: scoring.Scored,
         keep: np.ndarray,
         budget: int,
@@ -790,27 +890,28 @@ class Memory:
         texts: dict[int, dict[int, tuple[str, str | None]]] = {}
         for tier in (Tier.HEADLINE, Tier.SUMMARY, Tier.FULL):
             wanted = np.flatnonzero(natural >= tier)
-            texts[tier] = self.store.contents(ids[wanted].tolist(), [int(tier)] * len(wanted)) if len(wanted) else {}
+            texts[tier] = self._store.contents(ids[wanted].tolist(), [int(tier)] * len(wanted)) if len(wanted) else {}
         lengths = {Tier.HEADLINE: sub.len_headline, Tier.SUMMARY: sub.len_summary, Tier.FULL: sub.len_text}
         costs = np.zeros((len(keep), 4), dtype=np.int64)
         lines: list[str] = []
         slots: list[tuple[int, int]] = []
-        for tier in (Tier.HEADLINE, Tier.SUMMARY, Tier.FULL):
-            for i in np.flatnonzero(natural >= tier).tolist():
+        for level in (Tier.HEADLINE, Tier.SUMMARY, Tier.FULL):
+            t = int(level)
+            for i in np.flatnonzero(natural >= t).tolist():
                 row = int(keep[i])
-                cached = self._line_tokens.get((int(ids[i]), int(tier)))
+                cached = self._line_tokens.get((int(ids[i]), t))
                 if cached is not None:
-                    costs[i, tier] = cached
+                    costs[i, t] = cached
                     continue
-                whole = bool(lengths[tier][row] == sub.len_text[row])
-                lines.append(line(int(ids[i]), texts[tier][int(ids[i])][0], whole))
-                slots.append((i, int(tier)))
+                whole = bool(lengths[level][row] == sub.len_text[row])
+                lines.append(line(int(ids[i]), texts[level][int(ids[i])][0], whole))
+                slots.append((i, t))
         if lines:
-            for (i, tier), n in zip(slots, counter.count_many(lines).tolist()):
-                costs[i, tier] = n
-                self._line_tokens[(int(ids[i]), tier)] = n
+            for (i, t), n in zip(slots, counter.count_many(lines).tolist()):
+                costs[i, t] = n
+                self._line_tokens[(int(ids[i]), t)] = n
         costs[:, 1:] += newline
-        days = [date_line(created) for created in (from_seconds(x) for x in sub.created_at[keep].tolist())]
+        days = [date_line(datetime.fromtimestamp(x, tz=UTC)) for x in sub.created_at[keep].tolist()]
         names, groups = np.unique(np.asarray(days, dtype=object), return_inverse=True)
         group_costs = counter.count_many([str(d) for d in names]) + newline
         most = {"FULL": len(keep), "SUMMARY": len(keep), "HEADLINE": len(keep)}  # an upper bound on the counts' digits
@@ -858,11 +959,11 @@ class Memory:
         if not items:
             return items
         by_id = {item.id: item for item in items}
-        found = self.store.conflicts(list(by_id), status=["open", "superseded"])
+        found = self._store.conflicts(list(by_id), status=["open", "superseded"])
         if not found:
             return items
         partners = {c.partner(i) for c in found for i in (c.memory_id, c.other_id) if i in by_id} - set(by_id)
-        records = self.store.get(sorted(partners))
+        records = self._store.get(sorted(partners))
         visible = {
             rid: rec for rid, rec in records.items()
             if not rec.forgotten and (agent_id is None or rec.visibility == "shared" or rec.agent_id == agent_id)
@@ -886,7 +987,7 @@ class Memory:
 
     def conflicts(
         self,
-        memory_id: int | None = None,
+        memory_id: MemoryId | None = None,
         *,
         status: Sequence[str] | None = ("open",),
         agent_id: str | None = None,
@@ -894,19 +995,19 @@ class Memory:
     ) -> list[Conflict]:
         """Conflict candidates (of one memory, or all), newest first; an agent sees those between memories it can see."""
         ids = None if memory_id is None else [self.get(memory_id, agent_id=agent_id).id]
-        found = self.store.conflicts(ids, status=list(status) if status else None, limit=limit)
+        found = self._store.conflicts(ids, status=list(status) if status else None, limit=limit)
         if agent_id is None:
             return found
-        records = self.store.get(sorted({i for c in found for i in (c.memory_id, c.other_id)}))
+        records = self._store.get(sorted({i for c in found for i in (c.memory_id, c.other_id)}))
         seen = {rid for rid, rec in records.items() if rec.visibility == "shared" or rec.agent_id == agent_id}
         return [c for c in found if c.memory_id in seen and c.other_id in seen]
 
     def resolve_conflict(
         self,
-        memory_id: int,
-        other_id: int,
+        memory_id: MemoryId,
+        other_id: MemoryId,
         *,
-        superseded: int | None = None,
+        superseded: MemoryId | None = None,
         reason: str | None = None,
         actor: str | None = None,
     ) -> Conflict:
@@ -916,16 +1017,16 @@ class Memory:
         back marked "[superseded by #id]", with the memory that replaces it.
         """
         a, b = _as_id(memory_id), _as_id(other_id)
-        pair = next((c for c in self.store.conflicts([a]) if {c.memory_id, c.other_id} == {a, b}), None)
+        pair = next((c for c in self._store.conflicts([a]) if {c.memory_id, c.other_id} == {a, b}), None)
         if pair is None:
             raise InvalidInput(f"memories {a} and {b} are not a conflict on record.")
         if pair.status == "forgotten":
-            raise InvalidInput(f"memory {a if self.store.get([a])[a].forgotten else b} was forgotten; nothing is left to resolve.")
+            raise InvalidInput(f"memory {a if self._store.get([a])[a].forgotten else b} was forgotten; nothing is left to resolve.")
         if superseded is not None and _as_id(superseded) not in (a, b):
             raise InvalidInput(f"the superseded memory must be {a} or {b}, not {superseded}.")
         status = "kept" if superseded is None else "superseded"
         record = self.get(pair.memory_id)
-        self.store.resolve_conflict(
+        self._store.resolve_conflict(
             pair.memory_id,
             pair.other_id,
             status,
@@ -938,16 +1039,16 @@ class Memory:
                 details={"other": pair.other_id, "status": status, "superseded": superseded, "reason": reason, "was": pair.reason},
             ),
         )
-        return next(c for c in self.store.conflicts([pair.memory_id]) if c.other_id == pair.other_id)
+        return next(c for c in self._store.conflicts([pair.memory_id]) if c.other_id == pair.other_id)
 
-    def forget(self, memory_id: int, *, reason: str | None = None, agent_id: str | None = None, actor: str | None = None) -> None:
+    def forget(self, memory_id: MemoryId, *, reason: str | None = None, agent_id: str | None = None, actor: str | None = None) -> None:
         """Erase a memory for good: its texts and vector go, its id, usage and audit history stay.
 
         For erasure requests; everything else fades instead. Nobody sees a
         forgotten memory again; its open conflicts close as "forgotten".
         """
         record = self.get(memory_id, agent_id=agent_id)
-        self.store.forget(
+        self._store.forget(
             record.id,
             AuditEvent(
                 action="forget",
@@ -967,7 +1068,7 @@ class Memory:
 
     def golden(self, agent_id: str | None = None) -> list[Golden]:
         """The golden queries on record (of one agent, or all)."""
-        return self.store.golden(agent_id)
+        return self._store.golden(agent_id)
 
     def add_golden(
         self, query: str, needs: Sequence[int], *, agent_id: str | None = None, note: str | None = None, actor: str | None = None
@@ -1015,8 +1116,8 @@ class Memory:
         for text in data.get("needs_text") or []:
             if not isinstance(text, str) or not text.strip():
                 raise ImportFormatError(f"{prefix}each 'needs_text' entry must be a non-empty string.")
-            state = self.store.state()
-            matches = [i for i in self.store.ids_containing(text, 50) if bool(state.visible_to(agent_id)[state.rows_of([i])[0]])]
+            state = self._store.state()
+            matches = [i for i in self._store.ids_containing(text, 50) if bool(state.visible_to(agent_id)[state.rows_of([i])[0]])]
             if len(matches) != 1:
                 found = "no memory" if not matches else f"{len(matches)} memories"
                 raise ImportFormatError(f"{prefix}{found} visible to {agent_id or 'the auditor'} contain {text!r}; it must name exactly one.")
@@ -1032,7 +1133,7 @@ class Memory:
             agent_id=entries[0].agent_id if len({g.agent_id for g in entries}) == 1 else None,
             details={"count": len(entries), "source": source},
         )
-        return self.store.add_golden(entries, event)
+        return self._store.add_golden(entries, event)
 
     def tune(
         self,
@@ -1061,7 +1162,7 @@ class Memory:
         )
         best = result.suggest()
         current = tuning.evaluate(self, golden, base, budget_tokens, agent_id)
-        self.store.record(
+        self._store.record(
             AuditEvent(
                 action="tune",
                 actor=actor or self.actor,
@@ -1078,12 +1179,12 @@ class Memory:
     def headlines(self, ids: Sequence[int]) -> dict[int, str]:
         """Each memory's headline, without counting a retrieval (the landscape's labels)."""
         ids = [int(i) for i in ids]
-        return {i: text for i, (text, _) in self.store.contents(ids, [int(Tier.HEADLINE)] * len(ids)).items()}
+        return {i: text for i, (text, _) in self._store.contents(ids, [int(Tier.HEADLINE)] * len(ids)).items()}
 
-    def get(self, memory_id: int, *, agent_id: str | None = None) -> MemoryRecord:
+    def get(self, memory_id: MemoryId, *, agent_id: str | None = None) -> MemoryRecord:
         """One memory as stored, without counting a retrieval."""
         memory_id = _as_id(memory_id)
-        record = self.store.get([memory_id]).get(memory_id)
+        record = self._store.get([memory_id]).get(memory_id)
         if record is None or record.forgotten or (
             agent_id is not None and record.visibility != "shared" and record.agent_id != agent_id
         ):
@@ -1092,7 +1193,7 @@ class Memory:
 
     def expand(
         self,
-        memory_id: int,
+        memory_id: MemoryId,
         *,
         agent_id: str | None = None,
         now: datetime | str | None = None,
@@ -1101,7 +1202,7 @@ class Memory:
         """The full content of one memory; counts as a retrieval."""
         record = self.get(memory_id, agent_id=agent_id)
         when = self._now(now)
-        self.store.touch(
+        self._store.touch(
             [record.id],
             when,
             AuditEvent(
@@ -1115,7 +1216,7 @@ class Memory:
 
     def promote(
         self,
-        memory_id: int,
+        memory_id: MemoryId,
         *,
         reason: str | None = None,
         agent_id: str | None = None,
@@ -1138,7 +1239,7 @@ class Memory:
 
     def demote(
         self,
-        memory_id: int,
+        memory_id: MemoryId,
         *,
         reason: str | None = None,
         agent_id: str | None = None,
@@ -1154,7 +1255,7 @@ class Memory:
 
     def current_tier(
         self,
-        memory_id: int,
+        memory_id: MemoryId,
         *,
         agent_id: str | None = None,
         query: str | None = None,
@@ -1169,7 +1270,7 @@ class Memory:
         search on record, for no query (S = 0) under the agent's profile.
         """
         if query is None:
-            last = self.store.audit(agent_id=agent_id, actions=["search"], limit=1)
+            last = self._store.audit(agent_id=agent_id, actions=["search"], limit=1)
             if last and (agent_id is not None or last[0].agent_id is None) and last[0].query:
                 query = last[0].query
                 details = last[0].details
@@ -1181,7 +1282,7 @@ class Memory:
 
     def move_floor(
         self,
-        memory_id: int,
+        memory_id: MemoryId,
         step: int,
         *,
         to: Tier | str | int | None = None,
@@ -1191,10 +1292,11 @@ class Memory:
         query: str | None = None,
         params: Params | None = None,
         now: datetime | str | None = None,
-    ) -> "FloorChange":
+    ) -> FloorChange:
         """Promote (``step`` +1) or demote (-1) one memory's tier floor, audited; the one floor rule."""
         record = self.get(memory_id, agent_id=agent_id)
         before = Tier(record.floor)
+        target: Tier
         action, other = ("promote", "demote") if step > 0 else ("demote", "promote")
         if to is not None:
             try:
@@ -1208,7 +1310,7 @@ class Memory:
             target = Tier(min(max(before, shown) + 1, Tier.FULL))
         else:
             target = Tier(max(before - 1, Tier.OUT))
-        self.store.set_floor(
+        self._store.set_floor(
             record.id,
             int(target),
             AuditEvent(
@@ -1223,7 +1325,7 @@ class Memory:
 
     def explain(
         self,
-        memory_id: int,
+        memory_id: MemoryId,
         query: str | None = None,
         *,
         agent_id: str | None = None,
@@ -1236,7 +1338,7 @@ class Memory:
         record = self.get(memory_id, agent_id=agent_id)
         params = params or self.profile(agent_id)
         when = self._now(now)
-        state, vectors = self.store.snapshot()
+        state, vectors = self._store.snapshot()
         row = int(state.rows_of([record.id])[0])
         vector = vectors[row : row + 1]
         s = 0.0
@@ -1284,7 +1386,7 @@ class Memory:
         if end < start:
             raise InvalidInput("'until' is before 'since'.")
         params = self.profile(agent_id)
-        state = self.store.state()
+        state = self._store.state()
         mask = self._visible(state, agent_id) & (state.created_at >= start.timestamp()) & (
             state.created_at <= end.timestamp()
         )
@@ -1317,7 +1419,7 @@ class Memory:
         """Memories never retrieved (r = 0), newest first, tiered by recency (L = D)."""
         when = self._now(now)
         params = self.profile(agent_id)
-        state = self.store.state()
+        state = self._store.state()
         rows = np.flatnonzero(self._visible(state, agent_id) & (state.retrieval_count == 0))
         rows = rows[np.argsort(-state.created_at[rows], kind="stable")][: _positive(limit, "limit")]
         sub = state.take(rows)
@@ -1350,7 +1452,7 @@ class Memory:
         n = _positive(n, "n")
         when = self._now(now)
         params = self.profile(agent_id)
-        state = self.store.state()
+        state = self._store.state()
         rows = np.flatnonzero(self._visible(state, agent_id))
         sub_all = state.take(rows)
         t = scoring.age_days(when.timestamp(), sub_all.created_at, sub_all.last_retrieved_at)
@@ -1372,30 +1474,32 @@ class Memory:
     # -- audit and facts --------------------------------------------------------------
 
     def audit(self, **filters: Any) -> list[AuditEvent]:
-        return self.store.audit(**filters)
+        return self._store.audit(**filters)
 
     def last_event_id(self) -> int:
         """The id of the newest audit event (0 for none): every change to the store writes one."""
-        latest = self.store.audit(limit=1)
+        latest = self._store.audit(limit=1)
         return int(latest[0].id or 0) if latest else 0
 
     def record_event(self, event: AuditEvent) -> None:
-        self.store.record(event)
+        self._store.record(event)
 
     def agents(self) -> list[str]:
-        return [r[0] for r in self.store.sql("SELECT DISTINCT agent_id FROM memories ORDER BY 1")]
+        """Every agent that wrote a memory, sorted."""
+        state = self._store.state()
+        return sorted(set(state.agent_id[~state.forgotten].astype(str).tolist()))
 
     def close(self) -> None:
-        self.store.close()
+        self._store.close()
 
-    def __enter__(self) -> "Memory":
+    def __enter__(self) -> Memory:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __len__(self) -> int:
-        return self.store.count()
+        return self._store.count()
 
 
 def _serialised(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -1471,7 +1575,7 @@ def _hit_of(record: MemoryRecord, tier: Tier, params: Params, when: datetime) ->
 
 
 def _hits(
-    sub: State,
+    sub: Columns,
     rows: np.ndarray,
     tiers: np.ndarray,
     contents: dict[int, tuple[str, str | None]],
@@ -1506,7 +1610,7 @@ def _hits(
         tokens.tolist() if tokens is not None else [None] * len(rows),
     )
     items = []
-    for memory_id, tier, s, d, l, pen, count, last, created, code, shared, kind, floor, is_whole, n in columns:
+    for memory_id, tier, s, d, score, pen, retrieved, last, created, code, shared, kind, floor, is_whole, n in columns:
         content, source = contents[memory_id]
         items.append(
             Hit(
@@ -1515,11 +1619,11 @@ def _hits(
                 content=content,
                 similarity=s,
                 decay=d,
-                score=l,
+                score=score,
                 penalty=pen,
-                retrieval_count=count,
+                retrieval_count=retrieved,
                 last_retrieved_at=last,
-                created_at=created,  # type: ignore[arg-type]  # created_at is never missing
+                created_at=created,
                 agent_id=names[code],
                 visibility="shared" if shared else "private",
                 kind=str(kind),

@@ -8,8 +8,9 @@ always usable: values outside their ranges are refused, never clamped.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Mapping
+from typing import Any
 
 from lodviz.errors import InvalidParameters
 
@@ -66,7 +67,7 @@ class Params:
     def thresholds(self) -> tuple[float, float, float]:
         return (self.theta1, self.theta2, self.theta3)
 
-    def with_(self, **changes: Any) -> "Params":
+    def with_(self, **changes: Any) -> Params:
         """A copy with some values changed (None values are ignored), validated."""
         changes = {name: value for name, value in changes.items() if value is not None}
         if "lambda" in changes:
@@ -80,7 +81,7 @@ class Params:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "Params":
+    def from_dict(cls, data: Mapping[str, Any]) -> Params:
         return cls().with_(**dict(data))
 
 

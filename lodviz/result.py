@@ -1,4 +1,7 @@
-"""What a search returns: items at their tiers, and the text an agent reads.
+"""What the service returns: search results and the text an agent reads, and the small
+answers of its other operations (a landscape, an import, a floor change, a store's facts).
+
+A search returns items at their tiers, and the text an agent reads.
 
 ``Result.render()`` is the text handed to an agent (the MCP tools return it as
 their text, the CLI's ``--text`` prints it), and the text a token budget is
@@ -23,13 +26,18 @@ budget prices exactly these pieces.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Any
 
+import numpy as np
+
+from lodviz import scoring
 from lodviz.params import Params
+from lodviz.records import Columns
 from lodviz.scoring import Tier
-from lodviz.store.base import iso
+from lodviz.times import iso
 
 CONDENSED = "…"
 TITLES = {
@@ -211,5 +219,79 @@ class Result:
 
         return pd.DataFrame([item.to_dict() for item in self.items])
 
+# -- the answers of other operations -----------------------------------------------------------
 
-__all__ = ["Hit", "Result", "render_items", "line", "date_line", "header", "count_tiers", "CONDENSED"]
+
+@dataclass
+class Landscape:
+    """Every visible memory scored for one view: what the visualiser draws."""
+
+    state: Columns
+    scored: scoring.Scored
+    params: Params
+    now: datetime
+    query: str | None
+    query_vector: np.ndarray | None
+    candidate: np.ndarray  # bool: within the k nearest by S (all True without a query)
+    all_vectors: np.ndarray  # the snapshot's whole unit matrix (not copied)
+    rows: np.ndarray | slice  # rows of all_vectors that ``state`` holds
+    exclude: tuple[str, ...] = ()
+
+    def vectors(self, local_rows: np.ndarray) -> np.ndarray:
+        """Unit vectors of some of this landscape's rows."""
+        if isinstance(self.rows, slice):
+            return self.all_vectors[local_rows]
+        return self.all_vectors[self.rows[local_rows]]
+
+
+@dataclass
+class IngestReport:
+    added: list[int]
+    skipped: int
+
+    @property
+    def ids(self) -> list[int]:
+        return self.added
+
+
+@dataclass(frozen=True)
+class FloorChange:
+    """What a promote or demote did to one memory's tier floor."""
+
+    memory_id: int
+    before: Tier
+    after: Tier
+    headline: str
+    agent_id: str
+
+
+@dataclass(frozen=True)
+class StoreInfo:
+    """What a store is: where, how many memories, which model, its map and demo queries."""
+
+    path: str
+    memories: int
+    embedding_model: str | None
+    embedding_dim: int | None
+    embed_field: str
+    layout_method: str | None
+    layout_count: int
+    layout_fitted_at: str | None
+    demo_queries: list[dict[str, str]]
+    reference_time: datetime | None
+
+
+@dataclass(frozen=True)
+class AgentOverview:
+    """One agent: how many memories it wrote, and the profile its searches use."""
+
+    agent_id: str
+    memories: int
+    profile: Params
+    stored: bool  # False: no profile of its own, the defaults apply
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"agent_id": self.agent_id, "memories": self.memories, "profile": self.profile.to_dict(), "stored": self.stored}
+
+
+__all__ = ["Hit", "Result", "Landscape", "IngestReport", "FloorChange", "StoreInfo", "AgentOverview", "render_items", "line", "date_line", "header", "count_tiers", "CONDENSED"]

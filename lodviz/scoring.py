@@ -37,7 +37,7 @@ class Tier(IntEnum):
         return self.name.lower()
 
     @classmethod
-    def parse(cls, value: "str | int | Tier") -> "Tier":
+    def parse(cls, value: str | int | Tier) -> Tier:
         if isinstance(value, str):
             try:
                 return cls[value.strip().upper()]

@@ -15,9 +15,9 @@ gets them as command-line arguments.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 DEFAULT_STORE = "lodviz.duckdb"
 COMPRESSORS = ("extractive", "openai")
@@ -50,7 +50,7 @@ class Settings:
         model: str | None = None,
         compressor: str | None = None,
         environ: Mapping[str, str] | None = None,
-    ) -> "Settings":
+    ) -> Settings:
         env = os.environ if environ is None else environ
         return cls(
             store=store or env.get("LODVIZ_STORE") or DEFAULT_STORE,

@@ -7,7 +7,6 @@ auditor sees it), so the shapes differ only by the profiles' parameters.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import numpy as np
@@ -15,13 +14,12 @@ import numpy as np
 from lodviz import budget as budgeting
 from lodviz.memory import Memory
 from lodviz.scoring import Tier
-from lodviz.store.base import from_seconds, iso
+from lodviz.times import from_seconds, iso
 
 
 def demo_queries(mem: Memory) -> list[dict[str, str]]:
     """The store's demo queries (``[{"agent_id": ..., "query": ...}]``), if it records any."""
-    raw = mem.store.meta().get("demo_queries")
-    return json.loads(raw) if raw else []
+    return mem.info().demo_queries
 
 
 def tier_shape(mem: Memory, query: str, profile_of: str | None) -> dict[str, Any]:
@@ -45,16 +43,17 @@ def tier_shape(mem: Memory, query: str, profile_of: str | None) -> dict[str, Any
 
 
 def store_stats(mem: Memory, queries: list[str] | None = None) -> dict[str, Any]:
-    state = mem.store.state()
-    meta = mem.store.meta()
+    state = mem.columns()
+    state = state.take(np.flatnonzero(~state.forgotten))
+    info = mem.info()
     data: dict[str, Any] = {
-        "store": mem.store.path,
+        "store": info.path,
         "memories": len(state),
         "agents_count": len(set(state.agent_id.tolist())),
         "now": iso(mem.now()),
-        "embedding_model": meta.get("embedding_model"),
-        "embedding_dim": int(meta["embedding_dim"]) if "embedding_dim" in meta else None,
-        "embed_field": meta.get("embed_field", mem.embed_field),
+        "embedding_model": info.embedding_model,
+        "embedding_dim": info.embedding_dim,
+        "embed_field": info.embed_field,
     }
     if len(state) == 0:
         return {**data, "queries": []}
@@ -84,12 +83,12 @@ def store_stats(mem: Memory, queries: list[str] | None = None) -> dict[str, Any]
         "floors": {Tier(f).name: int((state.floor == f).sum()) for f in (1, 2, 3) if (state.floor == f).any()},
     }
     asked = [{"agent_id": None, "query": q} for q in queries] if queries else demo_queries(mem)
-    profiles = sorted(mem.profiles()) or [None]
+    profiles: list[str | None] = list(sorted(mem.profiles())) or [None]
     data["queries"] = [
         {
             "query": item["query"],
             "agent_id": item.get("agent_id"),
-            "profiles": [tier_shape(mem, item["query"], p) for p in profiles],
+            "profiles": [tier_shape(mem, str(item["query"]), p) for p in profiles],
         }
         for item in asked
     ]

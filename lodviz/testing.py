@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -28,11 +28,14 @@ _WORD = re.compile(r"[\w']+", re.UNICODE)
 class HashEmbedder:
     """A deterministic, model-free ``Embedder`` (see the module docstring)."""
 
-    def __init__(self, dimension: int = 64, *, name: str | None = None) -> None:
+    def __init__(self, dimension: int = 64, *, name: str | None = None, tokenizer_source: str | None = None) -> None:
         if dimension < 2:
             raise ValueError("dimension must be at least 2")
         self._dimension = dimension
         self.name = name or f"lodviz-hash-{dimension}"
+        # Budgets count with this tokenizer (a Hugging Face name or path) when
+        # given, so a test can pin token counts without the model's weights.
+        self.tokenizer_source = tokenizer_source
 
     @property
     def dimension(self) -> int:

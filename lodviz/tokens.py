@@ -19,7 +19,8 @@ from __future__ import annotations
 import logging
 import os
 import re
-from typing import Any, Protocol, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import numpy as np
 

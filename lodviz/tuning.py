@@ -24,14 +24,15 @@ they are resolved to ids on import, so the file survives a rebuilt store.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lodviz.params import Params
+from lodviz.records import Golden
 from lodviz.scoring import Tier
-from lodviz.store.base import Golden
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -53,7 +54,7 @@ class Sweep:
     rows: list[dict[str, Any]] = field(default_factory=list)
     current: dict[str, float] | None = None  # recall under ``base`` itself
 
-    def frame(self) -> "pd.DataFrame":
+    def frame(self) -> pd.DataFrame:
         """One row per setting: alpha, lam, recall_any, recall_readable, tokens."""
         import pandas as pd
 
@@ -81,7 +82,7 @@ def recall(returned: Sequence[int], needs: Sequence[int]) -> float:
     return len(needed & set(returned)) / len(needed) if needed else 0.0
 
 
-def evaluate(mem: "Memory", golden: Sequence[Golden], params: Params, budget: int, agent_id: str | None) -> dict[str, float]:
+def evaluate(mem: Memory, golden: Sequence[Golden], params: Params, budget: int, agent_id: str | None) -> dict[str, float]:
     """Mean recall (any tier, readable) and mean tokens of ``golden`` under ``params``."""
     any_tier, readable, tokens = [], [], []
     for g in golden:
@@ -97,7 +98,7 @@ def evaluate(mem: "Memory", golden: Sequence[Golden], params: Params, budget: in
 
 
 def sweep(
-    mem: "Memory",
+    mem: Memory,
     golden: Sequence[Golden],
     *,
     agent_id: str | None,

@@ -22,7 +22,7 @@ import json
 import random
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -36,7 +36,7 @@ DEFAULT_OUT = HERE.parent / "lodviz" / "data" / "lodviz-sample.duckdb"
 #: Questions each agent asks and the memories a good answer needs (``lodviz tune``).
 GOLDEN = HERE / "golden.jsonl"
 #: "now" for the sample store, so the demo looks the same next year as today.
-REFERENCE_TIME = datetime(2026, 11, 30, 18, 0, tzinfo=timezone.utc)
+REFERENCE_TIME = datetime(2026, 11, 30, 18, 0, tzinfo=UTC)
 
 PROFILES = {"clinical-research": "research", "exec-digest": "digest", "legal-review": "legal"}
 
@@ -131,7 +131,7 @@ def build(out: Path, *, start: int = 0, stop: int | None = None, layout: bool = 
         for agent, preset in PROFILES.items():
             mem.set_profile(agent, preset, actor="sample-build", reason="deployment preset")
         mem.set_reference_time(REFERENCE_TIME)
-        mem.store.set_meta({"demo_queries": json.dumps(DEMO_QUERIES)})
+        mem.set_demo_queries(DEMO_QUERIES)
         if GOLDEN.exists() and stop is None and start == 0:
             print(f"{len(mem.import_golden(GOLDEN))} golden queries")
         if layout:

@@ -19,8 +19,9 @@ sys.path.insert(0, str(ROOT))
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 import lodviz  # noqa: E402
-from tests.app.browser import CHROMIUM, CHROMIUM_ARGS as ARGS, serving  # noqa: E402  (the one browser harness)
 from lodviz.app import create_app  # noqa: E402
+from tests.app.browser import CHROMIUM, serving  # noqa: E402  (the one browser harness)
+from tests.app.browser import CHROMIUM_ARGS as ARGS
 
 OUT = ROOT / "docs" / "screenshots"
 QUERY = "limitation of liability cap in CRO master services agreements"

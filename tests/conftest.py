@@ -1,9 +1,9 @@
-"""Shared fixtures: a real embedding model (loaded once) and real temporary stores."""
+"""Shared fixtures: the embedder (the deterministic fake unless a test needs the model) and real temporary stores."""
 
 from __future__ import annotations
 
 import os
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -11,16 +11,39 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import lodviz  # noqa: E402
-from lodviz.ingest.embed import SentenceTransformerEmbedder  # noqa: E402
+from lodviz.ingest.embed import Embedder, SentenceTransformerEmbedder, bundled_model_path  # noqa: E402
+from lodviz.testing import HashEmbedder  # noqa: E402
 
-NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
+#: Wide enough that unrelated test texts rarely share a slot.
+HASH_DIMENSION = 384
+
+NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture(scope="session")
-def embedder() -> SentenceTransformerEmbedder:
+def model_embedder() -> SentenceTransformerEmbedder:
+    """The real all-MiniLM-L6-v2, loaded once: for tests that judge retrieval (mark them ``model``)."""
     model = SentenceTransformerEmbedder()
-    model.embed(["warm up"])  # load once for the whole session
+    model.embed(["warm up"])
     return model
+
+
+@pytest.fixture(scope="session")
+def embedder(request: pytest.FixtureRequest) -> Embedder:
+    """The deterministic test embedder, or the real model with ``LODVIZ_TEST_EMBEDDER=model``
+    (to time the suite as it ran before the fake existed, or to check nothing depends on it)."""
+    if os.environ.get("LODVIZ_TEST_EMBEDDER") == "model":
+        return request.getfixturevalue("model_embedder")
+    # Budgets still count in the real model's tokens: its tokenizer loads in a blink.
+    return HashEmbedder(HASH_DIMENSION, tokenizer_source=bundled_model_path())
+
+
+@pytest.fixture(scope="session")
+def cli_env(embedder: Embedder) -> dict[str, str]:
+    """Environment for CLI runs that build their own embedder: the same one as ``embedder``."""
+    if getattr(embedder, "name", "").startswith("lodviz-hash-"):
+        return {"LODVIZ_EMBEDDING_MODEL": f"hash:{embedder.dimension}"}
+    return {}
 
 
 @pytest.fixture
@@ -29,8 +52,16 @@ def store_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def mem(store_path: Path, embedder: SentenceTransformerEmbedder):
+def mem(store_path: Path, embedder: Embedder):
     memory = lodviz.open(store_path, embedder=embedder)
+    yield memory
+    memory.close()
+
+
+@pytest.fixture
+def model_mem(store_path: Path, model_embedder: SentenceTransformerEmbedder):
+    """A store searched with the real model, for tests that judge what comes back."""
+    memory = lodviz.open(store_path, embedder=model_embedder)
     yield memory
     memory.close()
 

@@ -57,6 +57,18 @@ def test_the_extractive_compressor_is_total(texts):
             assert out.headline.strip() and out.summary.strip()
 
 
+SENTENCE = st.lists(st.sampled_from("the cap is 2x fees data breach carve-out Paragon agreed on 3 May hi thanks".split()), min_size=1, max_size=30).map(
+    lambda words: " ".join(words).capitalize() + "."
+)
+
+
+@SETTINGS
+@given(st.lists(SENTENCE, min_size=1, max_size=12).map(" ".join))
+def test_a_headline_is_never_longer_than_its_summary(text):
+    (out,) = ExtractiveCompressor(HashEmbedder()).compress([text])
+    assert len(out.headline) <= len(out.summary) <= len(text)
+
+
 @SETTINGS
 @given(HOSTILE)
 def test_add_stores_the_text_whole_or_refuses_it_clearly(mem, text):

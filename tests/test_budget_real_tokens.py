@@ -9,7 +9,7 @@ them fast; what is pinned is the counting, not the ranking.
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -26,7 +26,7 @@ WORDS = (
     "Tbilisi shakshuka Wes Paloma moved Calgary #42 2026 $1.5M 95% hazard ratio … — “quoted” naïve café "
     "zürich 東京 emoji 🙂 supercalifragilistic antidisestablishmentarianism e.g. i.e. Dr. Solberg"
 ).split()
-START = datetime(2025, 1, 1, tzinfo=timezone.utc)
+START = datetime(2025, 1, 1, tzinfo=UTC)
 
 
 def random_text(rng: random.Random) -> str:

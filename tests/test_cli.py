@@ -21,8 +21,8 @@ NOW = "2026-06-01T12:00:00Z"
 
 
 @pytest.fixture
-def runner(embedder):  # the embedder fixture loads the model once for the session
-    return CliRunner()
+def runner(cli_env):
+    return CliRunner(env=cli_env)
 
 
 @pytest.fixture
@@ -180,13 +180,14 @@ def test_a_model_that_cannot_be_loaded_is_one_line(runner, store, tmp_path):
     assert len(result.output.strip().splitlines()) == 1
 
 
-def test_a_search_over_the_sample_store_has_the_concepts_shape(runner, tmp_path):
+@pytest.mark.model
+def test_a_search_over_the_sample_store_has_the_concepts_shape(model_embedder, tmp_path):
     """A few FULL, more SUMMARY, most HEADLINE: k = 1000 at mixed resolution, default profile."""
     from pathlib import Path
 
     copy = tmp_path / "sample.duckdb"
     copy.write_bytes((Path(__file__).resolve().parents[1] / "lodviz" / "data" / "lodviz-sample.duckdb").read_bytes())
-    result = runner.invoke(cli, ["--store", str(copy), "search", "limitation of liability cap in CRO agreements", "--no-touch", "--headlines", "3"])
+    result = CliRunner().invoke(cli, ["--store", str(copy), "search", "limitation of liability cap in CRO agreements", "--no-touch", "--headlines", "3"])
     assert result.exit_code == 0, result.output
     full, summaries, headlines = (int(n) for n in re.search(r"(\d+) full · (\d+) summaries · (\d+) headlines", result.output).groups())
     assert 0 < full < summaries < headlines

@@ -39,6 +39,20 @@ def test_headline_is_one_short_sentence(embedder):
     assert out.headline.count(". ") == 0
 
 
+def test_the_summary_holds_what_the_headline_says(embedder):
+    text = (
+        "Helena and Claire asked me to draft the Heron response strategy. "
+        "Proposal: accept the audit (item 5) and the second European fill site (item 6) as goodwill, "
+        "and push back on the price review in item 3 because the 2024 index clause already covers inflation. "
+        "Hold the liability cap at $750k unless Heron concedes the termination-for-convenience window. "
+        "Escalate only the data-integrity finding, which needs a root cause before anything is signed. "
+        "Send the draft to Gareth by Friday so legal can review it on Monday."
+    )
+    (out,) = ExtractiveCompressor(embedder).compress([text])
+    assert out.headline.rstrip("…").split(" — ")[-1][:40] in out.summary
+    assert len(out.headline) <= len(out.summary) < len(text)
+
+
 def test_short_text_is_its_own_summary(embedder):
     (out,) = ExtractiveCompressor(embedder).compress(["CAPA plan due 30 June."])
     assert out.summary == "CAPA plan due 30 June." and out.headline == "CAPA plan due 30 June."

@@ -294,11 +294,11 @@ def test_open_by_name_without_configuration_is_refused_before_the_store_is_made(
 # -- the command line --------------------------------------------------------------------------------
 
 
-def test_cli_ingest_with_the_openai_compressor(llm, tmp_path, embedder, no_llm_env):
+def test_cli_ingest_with_the_openai_compressor(llm, tmp_path, embedder, cli_env, no_llm_env):
     source = tmp_path / "in.jsonl"
     source.write_text(json.dumps({"text": LONG, "agent_id": "board"}) + "\n" + json.dumps({"text": SHORT}) + "\n")
     store = tmp_path / "cli.duckdb"
-    env = {"LODVIZ_LLM_BASE_URL": llm.url, "LODVIZ_LLM_MODEL": "fake-model", "LODVIZ_LLM_API_KEY": KEY}
+    env = {"LODVIZ_LLM_BASE_URL": llm.url, "LODVIZ_LLM_MODEL": "fake-model", "LODVIZ_LLM_API_KEY": KEY, **cli_env}
     result = CliRunner().invoke(cli, ["--store", str(store), "--compressor", "openai", "ingest", str(source)], env=env)
     assert result.exit_code == 0, result.output
     assert "Added 2 memories" in result.output

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 import lodviz
-from lodviz.tokens import count
 from lodviz import Params, Tier
 from lodviz.errors import BudgetTooSmall, EmbeddingMismatch, InvalidInput, MemoryNotFound
+from lodviz.tokens import count
 
 from .conftest import NOW, days_ago
 
@@ -136,7 +136,9 @@ def test_unknown_and_foreign_private_memories_answer_the_same(mem):
     assert private not in found
 
 
-def test_exclude_pushes_down_memories_close_to_the_excluded_topic(mem):
+@pytest.mark.model
+def test_exclude_pushes_down_memories_close_to_the_excluded_topic(model_mem):
+    mem = model_mem
     cat = mem.add("Our cat Miso sleeps on the radiator every afternoon.", agent_id="a", created_at=NOW)
     dog = mem.add("The dog needs his rabies booster at the vet in March.", agent_id="a", created_at=NOW)
     plain = mem.search("pets at home", agent_id="a", now=NOW, touch=False)
@@ -168,8 +170,8 @@ def test_budget_is_respected_and_drops_resolution_before_items(mem):
     assert tight.tokens == count(mem.token_counter, tight.render()) <= real - 1
     assert len(tight.items) == 3
     assert tight.counts["FULL"] == 2  # the lowest-scoring item alone dropped to a summary
-    squeezed = mem.search("supplier audit", params=RECENCY, now=NOW, touch=False, budget_tokens=60)
-    assert squeezed.tokens == count(mem.token_counter, squeezed.render()) <= 60
+    squeezed = mem.search("supplier audit", params=RECENCY, now=NOW, touch=False, budget_tokens=70)
+    assert squeezed.tokens == count(mem.token_counter, squeezed.render()) <= 70
     assert squeezed.items and squeezed.items[0].tier == Tier.SUMMARY  # the best item stays readable
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from click.testing import CliRunner
@@ -14,7 +14,7 @@ from lodviz.errors import ImportFormatError, InvalidInput
 from lodviz.testing import HashEmbedder
 from lodviz.tuning import Sweep
 
-NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
 
 @pytest.fixture

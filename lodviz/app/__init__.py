@@ -24,7 +24,7 @@ from lodviz.memory import Memory
 
 log = logging.getLogger("lodviz.app")
 
-ASSETS = Path(__file__).resolve().parent.parent.parent / "assets"
+ASSETS = Path(__file__).resolve().parent / "assets"
 
 
 def create_app(
@@ -43,7 +43,7 @@ def create_app(
         __name__,
         title=title,
         assets_folder=str(ASSETS),
-        update_title=None,
+        update_title=None,  # type: ignore[arg-type]  # Dash documents None: no "Updating..." title
         suppress_callback_exceptions=False,
     )
 
@@ -61,7 +61,7 @@ def create_app(
         # a fraction of one; do both before the first query asks.
         threading.Thread(target=_warm, args=(mem,), name="lodviz-warm-model", daemon=True).start()
     if place_on_start:
-        state = mem.store.state()
+        state = mem.columns()
         if len(state) and (state.x != state.x).any():  # NaN: memories not yet on the map
             job.start("place")
     return app
@@ -69,7 +69,7 @@ def create_app(
 
 def _warm(mem: Memory) -> None:
     try:
-        mem.store.warm()
+        mem.warm()
         mem.embedder.embed(["warm up"])
     except Exception as exc:  # the first query will report it properly
         log.warning("warm-up before the first query failed: %s", exc)

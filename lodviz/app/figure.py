@@ -8,15 +8,16 @@ so a repaint sends a few arrays, not the scene. Trace order is fixed (see
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
 from dash import Patch
 from scipy.ndimage import gaussian_filter
 
-from lodviz.app.view import TERRACE_HEIGHT, View, query_lines, terrace_height
 from lodviz import scoring
+from lodviz.app.view import TERRACE_HEIGHT, View, query_lines, terrace_height
 from lodviz.scoring import Tier
 
 TIER_COLOURS = {

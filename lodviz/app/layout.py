@@ -8,12 +8,14 @@ referrer), so a shared link opens on the same query, agent and sliders.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-from dash import dash_table, dcc, html
+from dash import dcc, html
+from dash.dash_table.DataTable import DataTable
 
 from lodviz.app.figure import COLOR_MODES, TIER_COLOURS
 from lodviz.errors import LodvizError
@@ -41,14 +43,14 @@ class Controls:
     selected: int | None = None  # the memory open in the panel
 
     @classmethod
-    def from_url(cls, url: str | None, mem: Memory) -> "Controls":
+    def from_url(cls, url: str | None, mem: Memory) -> Controls:
         args: Mapping[str, list[str]] = parse_qs(urlparse(url or "").query)
 
         def one(name: str, default: str = "") -> str:
             return args.get(name, [default])[0]
 
         agent = one("agent", ALL_AGENTS) or ALL_AGENTS
-        if agent != ALL_AGENTS and agent not in mem.agents() and agent not in mem.profiles():
+        if agent != ALL_AGENTS and agent not in agent_names(mem):
             agent = ALL_AGENTS
         params = mem.profile(None if agent == ALL_AGENTS else agent)
         changes: dict[str, Any] = {}
@@ -91,8 +93,13 @@ def _slider_row(label: str, readout_id: str, control: Any, hint: str) -> html.Di
     )
 
 
+def agent_names(mem: Memory) -> list[str]:
+    """Every agent with memories or a profile (``Memory.agents_overview``)."""
+    return [agent.agent_id for agent in mem.agents_overview()]
+
+
 def agent_options(mem: Memory) -> list[dict[str, str]]:
-    names = sorted(set(mem.agents()) | set(mem.profiles()))
+    names = agent_names(mem)
     return [{"label": "All agents (auditor view)", "value": ALL_AGENTS}] + [{"label": n, "value": n} for n in names]
 
 
@@ -222,7 +229,7 @@ def memory_panel() -> html.Div:
 
 
 def audit_tab(mem: Memory) -> html.Div:
-    agents = sorted(set(mem.agents()) | set(mem.profiles()))
+    agents = agent_names(mem)
     return html.Div(
         [
             html.Div(
@@ -235,7 +242,7 @@ def audit_tab(mem: Memory) -> html.Div:
                 ],
                 className="audit-filters",
             ),
-            dash_table.DataTable(
+            DataTable(
                 id="audit-table",
                 columns=[
                     {"name": "time (UTC)", "id": "at"},
@@ -258,7 +265,7 @@ def audit_tab(mem: Memory) -> html.Div:
     )
 
 
-_TABLE_STYLE = {
+_TABLE_STYLE: dict[str, Any] = {
     "style_as_list_view": True,
     "style_table": {"overflowX": "auto"},
     "style_header": {"backgroundColor": "#141c33", "color": "#c9d3e6", "fontWeight": "600", "border": "none"},
@@ -280,7 +287,7 @@ def conflicts_tab() -> html.Div:
                 ],
                 className="audit-filters",
             ),
-            dash_table.DataTable(
+            DataTable(
                 id="conflicts-table",
                 columns=[
                     {"name": "newer", "id": "newer"},
@@ -300,7 +307,7 @@ def conflicts_tab() -> html.Div:
 
 
 def evidence_tab(mem: Memory) -> html.Div:
-    agents = sorted(set(mem.agents()) | set(mem.profiles()))
+    agents = agent_names(mem)
     golden_agents = {g.agent_id for g in mem.golden()}
     first = next((a for a in agents if a in golden_agents), agents[0] if agents else None)
     return html.Div(
@@ -323,7 +330,7 @@ def evidence_tab(mem: Memory) -> html.Div:
                 className="tune-graphs",
             ),
             html.Div("Golden queries: what a good answer needs (lodviz golden import FILE)", className="section-title"),
-            dash_table.DataTable(
+            DataTable(
                 id="golden-table",
                 columns=[{"name": n, "id": i} for n, i in (("id", "id"), ("agent", "agent"), ("query", "query"), ("needs", "needs"), ("why", "note"))],
                 page_size=12,
@@ -351,7 +358,7 @@ def build_layout(mem: Memory, url: str | None, layout_finished: float | None = N
             html.Header(
                 [
                     html.Div([html.Span("lod", className="logo-a"), html.Span("viz", className="logo-b")], className="logo"),
-                    html.Div(f"{mem.store.path.rsplit('/', 1)[-1]} · {len(mem):,} memories · now {mem.now().strftime('%Y-%m-%d')}", id="store-info", className="store-info"),
+                    html.Div(f"{mem.path.rsplit('/', 1)[-1]} · {len(mem):,} memories · now {mem.now().strftime('%Y-%m-%d')}", id="store-info", className="store-info"),
                     html.Div(id="sync-status", className="sync-status"),
                     html.Div(id="counts", className="counts"),
                 ],

@@ -12,8 +12,9 @@ at a clause boundary to about 22 words. Texts shorter than
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -193,19 +194,22 @@ class ExtractiveCompressor:
 
     def _compress_one(self, text: str, label: str, title: str, sentences: list[str], order: np.ndarray) -> Compressed:
         scores = [informativeness(s) * (self.LEAD_BONUS if j == 0 else 1.0) for j, s in enumerate(sentences)]
-        headline = self._headline(label, title, sentences, scores)
+        headline, said = self._headline(label, title, sentences, scores)
         if len(text) <= self.short_threshold:
             kept = [s for s, score in zip(sentences, scores) if score > 0]
             body = " ".join(([title + ":"] if title else []) + kept)
             summary = label + body if kept else text
             if len(summary) > (1.0 - self.MIN_SAVING) * len(text):
                 summary = text
-            return Compressed(summary=summary, headline=headline)
+            return _tiered(summary, headline)
         target = max(self.ratio * len(text), 1)
         # The lead states the point in agents' notes as in news (unless it is a
         # greeting); central sentences add what the rest is mostly about.
         chosen = [0] if scores[0] > 0 else []
-        length = len(title) + len(sentences[0]) if chosen else len(title)
+        # The summary is the closer view of the same memory: it holds what the
+        # headline says, even past the length it aims at.
+        chosen += [j for j in said if j not in chosen]
+        length = len(title) + sum(len(sentences[j]) + 1 for j in chosen)
         for index in order:
             index = int(index)
             if length >= target:
@@ -219,22 +223,30 @@ class ExtractiveCompressor:
         summary = label + " ".join(([title + ":"] if title else []) + [sentences[j] for j in sorted(chosen)])
         if len(summary) > 1.6 * target + 60:
             summary = shorten(summary, max(int(target / 6), self.headline_words + 8))
-        return Compressed(summary=summary, headline=headline)
+        if len(summary) < len(headline):  # shortening cut what the headline says
+            summary = label + " ".join(([title + ":"] if title else []) + [sentences[j] for j in said])
+        return _tiered(summary, headline)
 
-    def _headline(self, label: str, title: str, sentences: list[str], scores: list[float]) -> str:
-        informative = [s for s, score in zip(sentences, scores) if score > 0]
-        if not title and informative and len(" ".join(informative).split()) <= self.headline_words:
+    def _headline(self, label: str, title: str, sentences: list[str], scores: list[float]) -> tuple[str, list[int]]:
+        """The headline, and the indices of the sentences it says."""
+        informative = [j for j, score in enumerate(scores) if score > 0]
+        if not title and informative and len(" ".join(sentences[j] for j in informative).split()) <= self.headline_words:
             # Short enough to say whole: its informative sentences, fillers left out.
-            return (label + " ".join(informative)).strip()
+            return (label + " ".join(sentences[j] for j in informative)).strip(), informative
         # A line that introduces ("Open questions:") says less than what follows it.
         ranked = [score * (0.5 if s.rstrip().endswith(":") else 1.0) for s, score in zip(sentences, scores)]
         best = max(range(len(sentences)), key=lambda j: (ranked[j], -j))
-        sentence = sentences[best]
+        sentence, said = sentences[best], [best]
         # A short sentence says little alone; the next one completes it.
         if len(sentence.split()) < 6 and best + 1 < len(sentences):
-            sentence = f"{sentence} {sentences[best + 1]}"
+            sentence, said = f"{sentence} {sentences[best + 1]}", [best, best + 1]
         if title:
             head = shorten(title, max(self.headline_words // 2, 4)).rstrip("…")
             room = max(self.headline_words - len(head.split()), 6)
-            return f"{label}{head} — {shorten(sentence, room)}".strip()
-        return (label + shorten(sentence, self.headline_words)).strip()
+            return f"{label}{head} — {shorten(sentence, room)}".strip(), said
+        return (label + shorten(sentence, self.headline_words)).strip(), said
+
+
+def _tiered(summary: str, headline: str) -> Compressed:
+    # Each tier is a coarser view than the one above it, never a longer one.
+    return Compressed(summary=summary, headline=headline if len(headline) <= len(summary) else summary)

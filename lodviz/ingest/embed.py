@@ -10,7 +10,8 @@ from __future__ import annotations
 import functools
 import logging
 import os
-from typing import Protocol, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -45,7 +46,7 @@ def bundled_model_path() -> str | None:
 
 
 @functools.lru_cache(maxsize=4)
-def _load(model: str, device: str):  # type: ignore[no-untyped-def]
+def _load(model: str, device: str) -> Any:
     # The bundled model lives on disk; never let a load reach for a model hub.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -84,7 +85,7 @@ class SentenceTransformerEmbedder:
         self.batch_size = batch_size
 
     @property
-    def model(self):  # type: ignore[no-untyped-def]
+    def model(self) -> Any:
         return _load(self._source, self.device)
 
     @property

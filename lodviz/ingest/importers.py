@@ -15,12 +15,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-from datetime import datetime, timezone
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from lodviz.errors import ImportFormatError, InvalidInput
-from lodviz.ingest.records import MemoryInput, parse_record
+from lodviz.ingest.inputs import MemoryInput, parse_record
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt"}
 
@@ -93,7 +94,7 @@ def read_folder(path: Path, defaults: Mapping[str, Any] | None = None) -> list[M
             **(defaults or {}),
             "text": text,
             "source": where,
-            "created_at": datetime.fromtimestamp(file.stat().st_mtime, tz=timezone.utc),
+            "created_at": datetime.fromtimestamp(file.stat().st_mtime, tz=UTC),
         }
         try:
             records.append(parse_record(data, where))

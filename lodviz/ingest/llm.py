@@ -44,9 +44,10 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from http import HTTPStatus
+from collections.abc import Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
-from typing import Any, Mapping, Sequence
+from http import HTTPStatus
+from typing import Any
 
 from lodviz.errors import CompressorError, InvalidParameters
 from lodviz.ingest.compress import Compressed, Compressor, shorten
@@ -151,7 +152,7 @@ class OpenAICompressor:
         self.backoff = float(backoff)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, **options: Any) -> "OpenAICompressor":
+    def from_env(cls, environ: Mapping[str, str] | None = None, **options: Any) -> OpenAICompressor:
         """Configured by ``LODVIZ_LLM_BASE_URL``, ``LODVIZ_LLM_MODEL`` and
         ``LODVIZ_LLM_API_KEY`` (else ``OPENAI_API_KEY``); optionally
         ``LODVIZ_LLM_TIMEOUT`` (seconds per call) and ``LODVIZ_LLM_MAX_RETRIES``."""
@@ -302,7 +303,7 @@ class OpenAICompressor:
                 endpoint=self.endpoint,
                 status=status,
             ) from None
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             raise _Retryable(f"did not answer within {self.timeout:g} s") from None
         except urllib.error.URLError as exc:
             reason = exc.reason
@@ -396,7 +397,7 @@ def _lines(raw: str) -> list[str]:
     if "<think>" in text.lower():  # an unclosed reasoning block: nothing after it is the answer
         text = text[: text.lower().index("<think>")]
     text = _FENCE.sub("", text)
-    return [line for line in (_clean_line(l) for l in text.splitlines()) if line]
+    return [line for line in (_clean_line(raw) for raw in text.splitlines()) if line]
 
 
 def _is_preamble(line: str) -> bool:

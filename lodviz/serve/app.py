@@ -18,7 +18,8 @@ import functools
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import lodviz
@@ -120,7 +121,7 @@ class LodvizServer:
             from lodviz.app import create_app
 
             self.dash_app = create_app(mem)
-            routes.append(Mount("/", app=WSGIMiddleware(self.dash_app.server, workers=8)))
+            routes.append(Mount("/", app=WSGIMiddleware(self.dash_app.server, workers=8)))  # type: ignore[arg-type]  # a2wsgi is an ASGI app
         else:
             routes.append(Route("/", self._index, methods=["GET"]))
         self.starlette = Starlette(routes=routes, lifespan=self._lifespan)
@@ -165,7 +166,7 @@ class LodvizServer:
 
     # -- dispatch ----------------------------------------------------------------------------
 
-    async def __call__(self, scope: "Scope", receive: "Receive", send: "Send") -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await self.starlette(scope, receive, send)
             return
@@ -179,7 +180,7 @@ class LodvizServer:
         finally:
             self.activity.leave()
 
-    async def _mcp(self, scope: "Scope", receive: "Receive", send: "Send") -> None:
+    async def _mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Find the agent (path, header, query, fixed), pass it on as the header."""
         from lodviz.mcp_server import AGENT_HEADER, check_agent
 

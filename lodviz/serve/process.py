@@ -15,7 +15,8 @@ import signal
 import socket
 import sys
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import click
 
@@ -122,7 +123,7 @@ def serve(
                 echo(f"lodviz is serving {key} at {url} (MCP at {url}mcp/)")
                 sys.stdout.flush()
                 if open_browser:
-                    threading.Timer(0.5, open_browser, args=(url,)).start()
+                    threading.Timer(0.5, launch_browser, args=(url,)).start()
                 if on_started is not None:
                     on_started(entry, request_exit)
 
@@ -179,7 +180,7 @@ def serve(
         sock.close()
 
 
-def open_browser(url: str) -> None:
+def launch_browser(url: str) -> None:
     import webbrowser
 
     with contextlib.suppress(Exception):

@@ -26,9 +26,10 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from lodviz.errors import StoreError
 
@@ -40,7 +41,7 @@ LOCK_SUFFIX = ".serve.lock"
 #: Seconds an auto-started server stays up without any request.
 AUTO_IDLE_TIMEOUT = 900
 
-#: What the store's DuckDB lock message says (lodviz.store.duckdb._lock_message).
+#: What the DuckDB store says when another process holds its file (its _lock_message).
 _LOCK_HINT = "open in another lodviz process"
 
 
@@ -60,7 +61,7 @@ class ServeEntry:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "ServeEntry":
+    def from_dict(cls, data: dict[str, Any]) -> ServeEntry:
         return cls(
             url=str(data["url"]),
             mcp_url=str(data["mcp_url"]),

@@ -20,14 +20,15 @@ from __future__ import annotations
 import functools
 import logging
 import sys
-from typing import Any, Awaitable, Callable, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import anyio
 import anyio.to_thread
 
-from lodviz.serve import registry
 from lodviz.errors import LodvizError
+from lodviz.serve import registry
 
 log = logging.getLogger("lodviz.mcp")
 T = TypeVar("T")
@@ -101,7 +102,7 @@ class Relay:
 
             from lodviz.mcp_server import build_mcp
 
-            self._tools = types.ListToolsResult(tools=await build_mcp(None).list_tools())  # type: ignore[arg-type]
+            self._tools = types.ListToolsResult(tools=await build_mcp(None).list_tools())
         return self._tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None) -> Any:

@@ -19,28 +19,29 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from datetime import datetime, timezone
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import duckdb
 import numpy as np
 import pyarrow as pa
 
 from lodviz.errors import StoreError
+from lodviz.records import ROW_FIELDS
 from lodviz.store.base import (
-    ROW_FIELDS,
     AuditEvent,
+    Columns,
     Conflict,
     ConflictLink,
     Golden,
     MemoryRecord,
     NewMemory,
-    State,
     Store,
     dumps,
-    utc,
 )
+from lodviz.times import utc
 
 log = logging.getLogger("lodviz.store")
 
@@ -251,7 +252,7 @@ MIGRATIONS: list[tuple[str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
 
 def apply_migrations(con: duckdb.DuckDBPyConnection, upto: str | None = None) -> list[str]:
     """Apply pending migrations in order (up to and including ``upto``)."""
-    _run(con, 
+    _run(con,
         "CREATE TABLE IF NOT EXISTS _migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)"
     )
     done = {row[0] for row in con.execute("SELECT name FROM _migrations").fetchall()}
@@ -283,7 +284,7 @@ def _run(con: duckdb.DuckDBPyConnection, sql: str, args: Sequence[Any] | None = 
 
 
 def _utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def _naive(value: datetime | None) -> datetime | None:
@@ -292,7 +293,7 @@ def _naive(value: datetime | None) -> datetime | None:
 
 
 def _aware(value: datetime | None) -> datetime | None:
-    return None if value is None else value.replace(tzinfo=timezone.utc)
+    return None if value is None else value.replace(tzinfo=UTC)
 
 
 _STATE_SQL = """
@@ -314,9 +315,9 @@ _RECORD_COLUMNS = (
 
 
 class _Cache:
-    """State arrays and the unit embedding matrix, grown by doubling."""
+    """The columns and the unit embedding matrix, grown by doubling."""
 
-    def __init__(self, state: State, vectors: np.ndarray) -> None:
+    def __init__(self, state: Columns, vectors: np.ndarray) -> None:
         self.n = len(state)
         self._state = state
         self._vectors = vectors
@@ -334,7 +335,7 @@ class _Cache:
             codes.append(index[name])
         return np.asarray(codes, dtype=np.int32)
 
-    def state(self) -> State:
+    def state(self) -> Columns:
         state = self._state.take(slice(0, self.n))
         state.agent_names = list(state.agent_names)  # a snapshot keeps the names it was taken with
         return state
@@ -342,7 +343,7 @@ class _Cache:
     def vectors(self) -> np.ndarray:
         return self._vectors[: self.n]
 
-    def append(self, state: State, vectors: np.ndarray) -> None:
+    def append(self, state: Columns, vectors: np.ndarray) -> None:
         need = self.n + len(state)
         if need > len(self._state.ids):
             capacity = max(need, 2 * len(self._state.ids), 1024)
@@ -352,7 +353,7 @@ class _Cache:
                 new = np.empty(capacity, dtype=old.dtype)
                 new[: self.n] = old[: self.n]
                 grown[name] = new
-            self._state = State(**grown, agent_names=self._state.agent_names)
+            self._state = Columns(**grown, agent_names=self._state.agent_names)
             matrix = np.empty((capacity, vectors.shape[1]), dtype=np.float32)
             if self.n:  # an empty store's matrix is (0, 0): nothing to carry over
                 matrix[: self.n] = self._vectors[: self.n]
@@ -362,7 +363,7 @@ class _Cache:
         self._vectors[self.n : need] = vectors
         self.n = need
 
-    def rows(self, ids: Sequence[int]) -> np.ndarray:
+    def rows(self, ids: Sequence[int] | np.ndarray) -> np.ndarray:
         return np.searchsorted(self._state.ids[: self.n], np.asarray(ids, dtype=np.int64))
 
     def column(self, name: str) -> np.ndarray:
@@ -630,7 +631,7 @@ class DuckDBStore(Store):
             self._transaction(work)
             if self._cache is not None:
                 codes = self._cache.code_agents([m.agent_id for m in rows])
-                self._cache.append(_state_of(rows, [ids[i] for i in fresh], codes), _unit(vectors))
+                self._cache.append(_state_of(rows, [int(ids[i] or 0) for i in fresh], codes), _unit(vectors))
                 if self._cache.short_texts is not None:
                     self._cache.short_texts.extend(table)
             return ids
@@ -659,8 +660,9 @@ class DuckDBStore(Store):
     _TIER_COLUMN = {1: "headline", 2: "summary"}
 
     def contents(self, ids: Sequence[int], tiers: Sequence[int]) -> dict[int, tuple[str, str | None]]:
-        ids = np.asarray(ids, dtype=np.int64)
-        tiers = np.asarray(tiers, dtype=np.int64)
+        return self._contents(np.asarray(ids, dtype=np.int64), np.asarray(tiers, dtype=np.int64))
+
+    def _contents(self, ids: np.ndarray, tiers: np.ndarray) -> dict[int, tuple[str, str | None]]:
         if not len(ids):
             return {}
         with self._lock:
@@ -680,7 +682,7 @@ class DuckDBStore(Store):
                         texts[position] = text
             positions = np.flatnonzero(tiers >= 3)
             if len(positions):
-                full = dict(
+                full: dict[int, str] = dict(
                     self._run(
                         "SELECT id, text FROM memories WHERE id IN (SELECT unnest(?::BIGINT[]))",
                         [ids[positions].tolist()],
@@ -718,13 +720,13 @@ class DuckDBStore(Store):
                 self._cache = _Cache(*_state_from_batches(batches, np.asarray(ids.to_numpy(), dtype=np.int64)))
             return self._cache
 
-    def state(self) -> State:
+    def state(self) -> Columns:
         return self._load().state()
 
     def unit_vectors(self) -> np.ndarray:
         return self._load().vectors()
 
-    def snapshot(self) -> tuple[State, np.ndarray]:
+    def snapshot(self) -> tuple[Columns, np.ndarray]:
         with self._lock:
             cache = self._load()
             return cache.state(), cache.vectors()
@@ -814,7 +816,8 @@ class DuckDBStore(Store):
     def conflicts(
         self, ids: Sequence[int] | None = None, status: Sequence[str] | None = None, limit: int | None = None
     ) -> list[Conflict]:
-        clauses, args = [], []
+        clauses: list[str] = []
+        args: list[Any] = []
         if ids is not None:
             clauses.append("(memory_id IN (SELECT unnest(?::BIGINT[])) OR other_id IN (SELECT unnest(?::BIGINT[])))")
             args += [[int(i) for i in ids], [int(i) for i in ids]]
@@ -887,7 +890,7 @@ class DuckDBStore(Store):
 
         return self._transaction(work)
 
-    def set_layout(self, ids: Sequence[int], x: np.ndarray, y: np.ndarray) -> None:
+    def set_layout(self, ids: Sequence[int] | np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
         table = pa.table(
             {
                 "id": pa.array(np.asarray(ids, dtype=np.int64)),
@@ -929,7 +932,8 @@ class DuckDBStore(Store):
         after_id: int | None = None,
         limit: int = 200,
     ) -> list[AuditEvent]:
-        clauses, args = [], []
+        clauses: list[str] = []
+        args: list[Any] = []
         if after_id is not None:
             clauses.append("id > ?")
             args.append(int(after_id))
@@ -992,12 +996,10 @@ class DuckDBStore(Store):
 
         self._transaction(work)
 
-    # -- aggregates used by stats ---------------------------------------------
-
-    def sql(self, query: str, args: Sequence[Any] = ()) -> list[tuple]:
-        """Run a read-only aggregate query (used by ``stats`` and ``export``)."""
+    def id_of_hash(self, content_hash: str) -> int | None:
         with self._lock:
-            return self._con.execute(query, list(args)).fetchall()
+            rows = self._run("SELECT id FROM memories WHERE content_hash = ?", [content_hash])
+        return int(rows[0][0]) if rows else None
 
     def close(self) -> None:
         with self._lock:
@@ -1023,8 +1025,8 @@ def _unit(vectors: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     return normalize_rows(vectors, out=out)
 
 
-def _state_of(rows: Sequence[NewMemory], ids: Sequence[int], codes: np.ndarray) -> State:
-    return State(
+def _state_of(rows: Sequence[NewMemory], ids: Sequence[int], codes: np.ndarray) -> Columns:
+    return Columns(
         ids=np.asarray(ids, dtype=np.int64),
         created_at=np.array([utc(m.created_at).timestamp() for m in rows], dtype=np.float64),
         last_retrieved_at=np.array(
@@ -1050,7 +1052,7 @@ def _state_of(rows: Sequence[NewMemory], ids: Sequence[int], codes: np.ndarray) 
 _LOAD_BATCH = 65_536
 
 
-def _state_from_batches(batches: pa.RecordBatchReader, ids: np.ndarray) -> tuple[State, np.ndarray]:
+def _state_from_batches(batches: pa.RecordBatchReader, ids: np.ndarray) -> tuple[Columns, np.ndarray]:
     """The state and unit matrix, in id order, from a stream of ``_STATE_SQL`` batches.
 
     ``ids`` are every memory's id, sorted. Batches arrive in any order (the
@@ -1095,7 +1097,7 @@ def _state_from_batches(batches: pa.RecordBatchReader, ids: np.ndarray) -> tuple
     return state, vectors
 
 
-def _state_from_arrow(table: pa.Table) -> State:
+def _state_from_arrow(table: pa.Table) -> Columns:
     """The numeric columns of the state, from a ``_STATE_SQL`` table without embeddings."""
 
     def col(name: str, dtype: Any, fill: Any = None) -> np.ndarray:
@@ -1107,7 +1109,7 @@ def _state_from_arrow(table: pa.Table) -> State:
     encoded = table.column("agent_id").combine_chunks().dictionary_encode()
     agent_code = np.array(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int32)
     agent_names = [str(name) for name in encoded.dictionary.to_pylist()]
-    return State(
+    return Columns(
         ids=col("id", np.int64),
         created_at=col("created_at", np.float64),
         last_retrieved_at=col("last_retrieved_at", np.float64, fill=float("nan")),
@@ -1135,7 +1137,7 @@ def _record(row: tuple, last_retrieved_at: datetime | None, retrieval_count: int
         headline=row[3],
         embedding_model=row[4],
         content_hash=row[5],
-        created_at=_aware(row[6]),
+        created_at=row[6].replace(tzinfo=UTC),
         last_retrieved_at=_aware(last_retrieved_at),
         retrieval_count=retrieval_count,
         floor=row[7],

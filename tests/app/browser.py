@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from werkzeug.serving import WSGIRequestHandler, make_server
 

@@ -47,9 +47,9 @@ def app_store_template(tmp_path_factory, embedder) -> Path:
     mem.set_profile("legal-review", "legal")
     mem.set_profile("exec-digest", "digest")
     mem.set_reference_time("2026-11-30T18:00:00Z")
-    state = mem.store.state()
-    xy = projection.quick(mem.store.unit_vectors())
-    mem.store.set_layout(state.ids, xy[:, 0], xy[:, 1])
+    state = mem.columns()
+    xy = projection.quick(mem.snapshot()[1])
+    mem.set_positions(state.ids, xy[:, 0], xy[:, 1])
     mem.close()
     return path
 
@@ -69,8 +69,7 @@ def app_mem(app_store, embedder):
 
 
 def xss_id(mem) -> int:
-    rows = mem.store.sql("SELECT id FROM memories WHERE text LIKE '<img%'")
-    return int(rows[0][0])
+    return next(record.id for record in mem.export_records() if record.text.startswith("<img"))
 
 
 def ids_in(figure) -> np.ndarray:

@@ -49,7 +49,7 @@ def text_of(component) -> str:
 
 def test_first_render_draws_every_memory_with_counts(ctx, app_mem):
     figure, counts, note, legend = render(ctx)
-    assert sorted(ids_in(figure).tolist()) == sorted(app_mem.store.state().ids.tolist())
+    assert sorted(ids_in(figure).tolist()) == sorted(app_mem.columns().ids.tolist())
     assert "full" in text_of(counts) and "tokens" in text_of(counts)
     assert "No query" in text_of(note)
 
@@ -86,7 +86,7 @@ def test_counts_match_a_search_with_the_same_settings(ctx, app_mem):
 
 def test_an_agent_sees_only_its_own_and_shared_memories(ctx, app_mem):
     figure, _, _, _ = render(ctx, QUERY, agent="exec-digest")
-    records = app_mem.store.get(ids_in(figure).tolist())
+    records = {record.id: record for record in app_mem.export_records() if record.id in set(ids_in(figure).tolist())}
     assert records and all(r.agent_id == "exec-digest" or r.visibility == "shared" for r in records.values())
 
 
@@ -105,7 +105,7 @@ def test_panel_numbers_are_the_librarys(ctx, app_mem):
 
 
 def test_promote_from_the_app_lifts_the_floor_one_tier_above_the_view(ctx, app_mem):
-    memory_id = int(app_mem.store.state().ids[5])
+    memory_id = int(app_mem.columns().ids[5])
     request = ViewRequest(params=app_mem.profile(None), query=QUERY["query"], now=app_mem.now())
     shown = app_mem.explain(memory_id, QUERY["query"], params=request.scoring_params, now=request.now).tier
     message = selection.act(ctx, "promote", memory_id, "key precedent", request)
@@ -118,7 +118,7 @@ def test_promote_from_the_app_lifts_the_floor_one_tier_above_the_view(ctx, app_m
 
 
 def test_demote_and_expand_from_the_app(ctx, app_mem):
-    memory_id = int(app_mem.store.state().ids[6])
+    memory_id = int(app_mem.columns().ids[6])
     selection.act(ctx, "promote", memory_id, None, ViewRequest(params=Params(), query=QUERY["query"]))
     floor = Tier(app_mem.get(memory_id).floor)
     expected = "none" if floor == Tier.HEADLINE else Tier(floor - 1).name
@@ -158,7 +158,7 @@ def test_saving_without_an_agent_is_refused(ctx):
 def test_audit_rows_filter_and_export(ctx, app_mem):
     app_mem.search("supplier audit", agent_id="exec-digest", touch=False)
     app_mem.search("supplier audit", agent_id="exec-digest")
-    app_mem.promote(int(app_mem.store.state().ids[0]), reason="r")
+    app_mem.promote(int(app_mem.columns().ids[0]), reason="r")
     rows = audit.rows(ctx, "exec-digest", ["search"], None, None)
     assert [r["action"] for r in rows] == ["search", "search"] and rows[0]["query"] == "supplier audit"
     csv_text = audit.to_csv(audit.rows(ctx, None, None, None, None))
@@ -183,7 +183,7 @@ def test_poll_notices_a_write_from_elsewhere(ctx, app_mem):
     seen, version, _ = status.poll(ctx, seen, 3)
     assert version == 4
     ctx.layout_job.wait(60)
-    assert not (app_mem.store.state().x != app_mem.store.state().x).any()
+    assert not (app_mem.columns().x != app_mem.columns().x).any()
 
 
 def test_poll_notices_a_floor_changed_from_elsewhere(ctx, app_mem):
@@ -192,7 +192,7 @@ def test_poll_notices_a_floor_changed_from_elsewhere(ctx, app_mem):
     seen, _, _ = status.poll(ctx, seen, 0)
     seen, version, _ = status.poll(ctx, seen, 3)
     assert version is None  # nothing changed since
-    memory_id = int(app_mem.store.state().ids[0])
+    memory_id = int(app_mem.columns().ids[0])
     app_mem.promote(memory_id, reason="an agent promoted it over MCP", actor="exec-digest")
     _, version, _ = status.poll(ctx, seen, 3)
     assert version == 4
@@ -263,7 +263,7 @@ def test_the_conflicts_tab_lists_open_conflicts_and_the_panel_resolves_them(ctx,
 def test_tuning_on_evidence_sweeps_and_saves_a_profile(ctx, app_mem):
     from lodviz.app.callbacks import evidence
 
-    state = app_mem.store.state()
+    state = app_mem.columns()
     visible = [int(i) for i, agent in zip(state.ids, state.agent_id) if agent == "legal-review"][:2]
     app_mem.add_golden("limitation of liability cap in CRO agreements", visible, agent_id="legal-review")
     heat, curve, text, suggestion = evidence.run(ctx, "legal-review", 1500)

@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp.client.stdio import StdioServerParameters
 
 import lodviz
 from lodviz.serve import registry
-from mcp.client.stdio import StdioServerParameters
 
 #: Where each seeded memory goes; tests refer to them by key.
 SEED = {
@@ -82,6 +82,21 @@ SEED = {
 
 #: "now" for the seeded stores, so that tiers do not depend on the day the tests run.
 REFERENCE_TIME = "2026-06-01T12:00:00Z"
+
+
+
+@pytest.fixture(scope="session")
+def embedder(model_embedder):
+    """The MCP faces are judged end to end: which memory comes back at which
+    tier for an agent's question, so they search with the real model."""
+    return model_embedder
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.model)
 
 
 _TEMPLATE: dict[str, Any] = {}
@@ -165,9 +180,9 @@ class ServeProcess:
     url: str = ""
     banner: str = ""
     stderr_path: Path | None = None
-    lines: "queue.Queue[str]" = field(default_factory=queue.Queue)
+    lines: queue.Queue[str] = field(default_factory=queue.Queue)
 
-    def start(self, timeout: float = 90.0) -> "ServeProcess":
+    def start(self, timeout: float = 90.0) -> ServeProcess:
         self.stderr_path = self.store.with_name(self.store.name + ".test-stderr")
         with open(self.stderr_path, "w") as stderr:
             self.process = subprocess.Popen(

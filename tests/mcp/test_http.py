@@ -15,8 +15,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 import lodviz
-from lodviz.serve import registry
 from lodviz.mcp_server import TOOL_NAMES
+from lodviz.serve import registry
 
 from .conftest import SEED, child_env, http_json, lodviz_command, stdio_params
 
@@ -346,7 +346,7 @@ def test_agents_and_app_share_one_store_concurrently(served, embedder):
         agents = [*HTTP_AGENTS, STDIO_AGENT]
         for agent in agents:
             assert len(written[agent]) == WRITES
-            ids = [row[0] for row in mem.store.sql("SELECT id FROM memories WHERE agent_id = ? ORDER BY id", [agent])]
+            ids = [record.id for record in mem.export_records() if record.agent_id == agent]
             assert ids == sorted(written[agent])
             assert [mem.get(i).text for i in sorted(written[agent])] == [note(agent, i) for i in range(WRITES)]
             events = mem.audit(agent_id=agent, limit=1000)

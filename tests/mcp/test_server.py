@@ -19,10 +19,9 @@ from click.testing import CliRunner
 from mcp import Client
 
 import lodviz
-from lodviz.serve import registry
 from lodviz import serve as serving
-from lodviz.serve import demo
 from lodviz.cli import cli
+from lodviz.serve import demo, registry
 from lodviz.serve.relay import Relay, build_relay_server
 
 from .conftest import child_env, http_json, lodviz_command, seed_store

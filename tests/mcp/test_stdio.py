@@ -14,8 +14,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from lodviz.serve import registry
 from lodviz.mcp_server import TOOL_NAMES
+from lodviz.serve import registry
 
 from .conftest import SEED, child_env, lodviz_command, seed_store, stdio_params, stop_registered
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import duckdb
 import numpy as np
@@ -13,7 +13,12 @@ from lodviz.errors import StoreError
 from lodviz.store.base import AuditEvent, NewMemory
 from lodviz.store.duckdb import _STATE_SQL, MIGRATIONS, DuckDBStore, _state_from_batches, apply_migrations
 
-T0 = datetime(2025, 1, 1, tzinfo=timezone.utc)
+T0 = datetime(2025, 1, 1, tzinfo=UTC)
+
+
+def rows(store: DuckDBStore, query: str) -> list[tuple]:
+    """Read the file's tables directly: these tests pin the store's own layout."""
+    return store._con.execute(query).fetchall()
 
 
 def memory(i: int, **fields) -> NewMemory:
@@ -91,12 +96,12 @@ OLD_MEMORY = (
 def test_an_old_file_is_migrated_on_open_and_keeps_its_data(tmp_path):
     path = old_store(tmp_path, "001_initial", OLD_MEMORY)
     with DuckDBStore(path) as store:
-        applied = [r[0] for r in store.sql("SELECT name FROM _migrations ORDER BY name")]
+        applied = [r[0] for r in rows(store, "SELECT name FROM _migrations ORDER BY name")]
         assert applied == [name for name, _ in MIGRATIONS]
         assert store.get([1])[1].text == "old"
         assert np.isnan(store.state().x[0])  # the layout columns arrived empty
         assert store.profiles() == {}
-        assert store.sql("SELECT retrieval_count, last_retrieved_at FROM memories_with_usage") == [(0, None)]
+        assert rows(store, "SELECT retrieval_count, last_retrieved_at FROM memories_with_usage") == [(0, None)]
 
 
 def test_usage_history_moves_to_its_own_table_on_migration(tmp_path):
@@ -117,7 +122,7 @@ def test_usage_history_moves_to_its_own_table_on_migration(tmp_path):
 
 def test_touch_counts_a_retrieval_in_the_file_and_the_cache(tmp_path):
     path = tmp_path / "m.duckdb"
-    when = datetime(2025, 3, 1, tzinfo=timezone.utc)
+    when = datetime(2025, 3, 1, tzinfo=UTC)
     with DuckDBStore(path) as store:
         ids = store.insert([memory(1), memory(2)], None)
         store.state()  # load the cache first, so the write must update it
@@ -132,23 +137,23 @@ def test_touch_counts_a_retrieval_in_the_file_and_the_cache(tmp_path):
 
 
 def _usage(store: DuckDBStore) -> list[tuple]:
-    return store.sql("SELECT id, retrieval_count, last_retrieved_at FROM memories_with_usage ORDER BY id")
+    return rows(store, "SELECT id, retrieval_count, last_retrieved_at FROM memories_with_usage ORDER BY id")
 
 
 def test_retrievals_count_before_and_after_the_log_is_folded(tmp_path):
     path = tmp_path / "m.duckdb"
-    early, late = datetime(2025, 3, 1, tzinfo=timezone.utc), datetime(2025, 4, 1, tzinfo=timezone.utc)
+    early, late = datetime(2025, 3, 1, tzinfo=UTC), datetime(2025, 4, 1, tzinfo=UTC)
     with DuckDBStore(path) as store:
         ids = store.insert([memory(1), memory(2, retrieval_count=5, last_retrieved_at=early)], None)
         store.touch(ids, late, None)
-        assert store.sql("SELECT count(*) FROM retrievals") == [(2,)]
+        assert rows(store, "SELECT count(*) FROM retrievals") == [(2,)]
         logged = _usage(store)
         record = store.get([ids[1]])[ids[1]]
         assert (record.retrieval_count, record.last_retrieved_at) == (6, late)
     naive_late = late.replace(tzinfo=None)
     assert logged == [(ids[0], 1, naive_late), (ids[1], 6, naive_late)]
     with DuckDBStore(path) as store:  # opening folds the log into usage
-        assert store.sql("SELECT count(*) FROM retrievals") == [(0,)]
+        assert rows(store, "SELECT count(*) FROM retrievals") == [(0,)]
         assert _usage(store) == logged
         assert store.state().retrieval_count.tolist() == [1, 6]
 
@@ -157,7 +162,7 @@ def test_a_retrieval_sets_last_retrieved_at_to_its_now_even_if_earlier(tmp_path)
     # SPEC: last_retrieved_at becomes the search's now; the file and the
     # in-process copy agree, before and after the log is folded.
     path = tmp_path / "m.duckdb"
-    early, late = datetime(2025, 3, 1, tzinfo=timezone.utc), datetime(2025, 4, 1, tzinfo=timezone.utc)
+    early, late = datetime(2025, 3, 1, tzinfo=UTC), datetime(2025, 4, 1, tzinfo=UTC)
     with DuckDBStore(path) as store:
         (memory_id,) = store.insert([memory(1)], None)
         store.state()
@@ -190,7 +195,7 @@ def test_a_retrieval_log_without_order_is_kept_by_the_migration_that_adds_it(tmp
     )
     with DuckDBStore(path) as store:
         record = store.get([1])[1]
-        assert (record.retrieval_count, record.last_retrieved_at) == (5, datetime(2024, 8, 1, tzinfo=timezone.utc))
+        assert (record.retrieval_count, record.last_retrieved_at) == (5, datetime(2024, 8, 1, tzinfo=UTC))
 
 
 def test_a_long_retrieval_log_is_folded_without_reopening():
@@ -198,9 +203,9 @@ def test_a_long_retrieval_log_is_folded_without_reopening():
     store.FOLD_AT = 4
     ids = store.insert([memory(i) for i in range(3)], None)
     store.touch(ids, T0, None)
-    assert store.sql("SELECT count(*) FROM retrievals") == [(3,)]
+    assert rows(store, "SELECT count(*) FROM retrievals") == [(3,)]
     store.touch(ids[:1], T0, None)
-    assert store.sql("SELECT count(*) FROM retrievals") == [(0,)]
+    assert rows(store, "SELECT count(*) FROM retrievals") == [(0,)]
     assert [count for _, count, _ in _usage(store)] == [2, 1, 1]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from dash import Dash, Input, Output, State, dcc
@@ -16,8 +16,8 @@ AUDIT_LIMIT = 500
 
 
 def rows(app_ctx: AppContext, agent: str | None, actions: list[str] | None, start: str | None, end: str | None) -> list[dict[str, Any]]:
-    since = datetime.fromisoformat(start[:10]).replace(tzinfo=timezone.utc) if start else None
-    until = datetime.fromisoformat(end[:10]).replace(tzinfo=timezone.utc) + timedelta(days=1) if end else None
+    since = datetime.fromisoformat(start[:10]).replace(tzinfo=UTC) if start else None
+    until = datetime.fromisoformat(end[:10]).replace(tzinfo=UTC) + timedelta(days=1) if end else None
     events = app_ctx.mem.audit(agent_id=agent or None, actions=actions or None, since=since, until=until, limit=AUDIT_LIMIT)
     return [
         {

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dash import ALL, Dash, Input, Output, State, ctx as dash_ctx, no_update
+from dash import ALL, Dash, Input, Output, State, no_update
+from dash import ctx as dash_ctx
 
 from lodviz.app.callbacks.status import mark_seen
 from lodviz.app.context import APP_ACTOR, AppContext

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dash import Dash, Input, Output, ctx as dash_ctx, html, no_update
+from dash import Dash, Input, Output, html, no_update
+from dash import ctx as dash_ctx
 
 from lodviz.app.context import APP_ACTOR, AppContext
 from lodviz.app.figure import build_figure, colours, patch_figure

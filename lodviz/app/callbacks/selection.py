@@ -9,17 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from dash import Dash, Input, Output, State, ctx as dash_ctx, html, no_update
+from dash import Dash, Input, Output, State, html, no_update
+from dash import ctx as dash_ctx
 
 from lodviz.app.callbacks.scoring import VIEW_CONTROLS, params_from_controls, view_request
-from lodviz.app.view import ViewRequest
 from lodviz.app.callbacks.status import mark_seen
 from lodviz.app.context import APP_ACTOR, AppContext
 from lodviz.app.figure import TIER_COLOURS
 from lodviz.app.layout import tier_badge
+from lodviz.app.view import ViewRequest
 from lodviz.errors import LodvizError, MemoryNotFound
+from lodviz.records import Conflict, MemoryRecord
 from lodviz.scoring import Placement, Tier
-from lodviz.store.base import Conflict, MemoryRecord
 
 
 def clicked_id(click_data: dict | None) -> int | None:
@@ -180,10 +181,16 @@ def act(app_ctx: AppContext, action: str, memory_id: int | None, reason: str | N
     reason = (reason or "").strip() or None
     try:
         if action in ("promote", "demote"):
-            view = {}
-            if action == "promote" and request is not None:
-                view = {"query": request.query or "", "params": request.scoring_params, "now": request.now}
-            change = mem.move_floor(memory_id, +1 if action == "promote" else -1, reason=reason, actor=APP_ACTOR, **view)
+            seen = request if action == "promote" else None  # promote: one tier above where the view shows it
+            change = mem.move_floor(
+                memory_id,
+                +1 if action == "promote" else -1,
+                reason=reason,
+                actor=APP_ACTOR,
+                query=(seen.query or "") if seen is not None else None,
+                params=seen.scoring_params if seen is not None else None,
+                now=seen.now if seen is not None else None,
+            )
             verb = "Promoted" if action == "promote" else "Demoted"
             return f"{verb} #{memory_id}: tier floor {floor_label(change.before)} → {floor_label(change.after)}."
         record = mem.expand(memory_id, actor=APP_ACTOR)

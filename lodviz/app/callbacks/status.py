@@ -11,12 +11,13 @@ that places them on the map.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
-from dash import Dash, Input, Output, State, ctx as dash_ctx, no_update
+from dash import Dash, Input, Output, State, no_update
+from dash import ctx as dash_ctx
 
 from lodviz.app.context import AppContext
-from lodviz.store.base import AuditEvent
+from lodviz.records import AuditEvent
 
 #: Actions that change what the scene shows. A look without touch changes nothing.
 CHANGING = {"write", "expand", "promote", "demote", "profile", "search", "recent", "unseen", "sample"}
@@ -31,16 +32,15 @@ def status_text(app_ctx: AppContext) -> str:
         return f"{what}… {s.elapsed:.0f}s (placeholder positions meanwhile)"
     if s.error:
         return f"The map could not be updated: {s.error}"
-    meta = app_ctx.mem.store.meta()
-    method = meta.get("layout_method")
-    if not method:
+    info = app_ctx.mem.info()
+    if not info.layout_method:
         return "No map fitted yet."
-    return f"Map: {method.upper()} of {int(meta.get('layout_count', 0)):,} memories."
+    return f"Map: {info.layout_method.upper()} of {info.layout_count:,} memories."
 
 
 def mark_seen(app_ctx: AppContext, seen: dict | None) -> dict:
     """``seen`` after a change the page made itself and has already drawn."""
-    return {**(seen or {}), "audit": app_ctx.mem.last_event_id(), "count": len(app_ctx.mem.store.state())}
+    return {**(seen or {}), "audit": app_ctx.mem.last_event_id(), "count": len(app_ctx.mem.columns())}
 
 
 def changes_memories(event: AuditEvent) -> bool:
@@ -69,7 +69,7 @@ def describe(events: list[AuditEvent]) -> str:
     else:
         what = f"changed the profile of {e.agent_id}"
     more = f" and {len(changing) - 1} more changes" if len(changing) > 1 else ""
-    at = (e.at or datetime.now(timezone.utc)).strftime("%H:%M:%S")
+    at = (e.at or datetime.now(UTC)).strftime("%H:%M:%S")
     return f"Updated: {who} {what}{more} at {at} UTC (wall clock); the scene was redrawn."
 
 
@@ -80,7 +80,7 @@ def poll(app_ctx: AppContext, seen: dict | None, version: int | None) -> tuple[d
     ``seen["note"]`` says what changed in this poll ("" if nothing did).
     """
     seen = dict(seen or {})
-    count = len(app_ctx.mem.store.state())  # the in-process copy: no query every 2 s per open page
+    count = len(app_ctx.mem.columns())  # the in-process copy: no query every 2 s per open page
     s = app_ctx.layout_job.status()
     changed = False
     if count != seen.get("count"):

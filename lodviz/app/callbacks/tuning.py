@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dash import Dash, Input, Output, State, ctx as dash_ctx
+from dash import Dash, Input, Output, State
+from dash import ctx as dash_ctx
 
 from lodviz.app.callbacks.scoring import params_from_controls
 from lodviz.app.context import APP_ACTOR, AppContext

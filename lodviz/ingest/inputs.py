@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Mapping
+from datetime import UTC, datetime
+from typing import Any
 
 from lodviz.errors import InvalidInput
+from lodviz.records import VISIBILITIES
 from lodviz.scoring import Tier
-from lodviz.store.base import VISIBILITIES, utc
+from lodviz.times import utc
 
 _AGENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$")
 _KIND = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
@@ -90,7 +92,7 @@ def parse_time(value: Any, name: str, where: str = "") -> datetime | None:
     if isinstance(value, datetime):
         return utc(value)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return datetime.fromtimestamp(float(value), tz=timezone.utc)
+        return datetime.fromtimestamp(float(value), tz=UTC)
     if isinstance(value, str):
         text = value.strip()
         if text.endswith("Z"):
