@@ -150,7 +150,7 @@ def prepare_store(path: str, n: int, seed: int) -> dict[str, Any]:
 
 def slider_values(mem: Any) -> dict[str, Any]:
     """The controls as a fresh page shows them (``layout.Controls`` with no URL)."""
-    from lodviz.app.layout import ALL_AGENTS, K_RANGE, LAMBDA_RANGE, _log
+    from lodviz.app.page import ALL_AGENTS, K_RANGE, LAMBDA_RANGE, _log
 
     p = mem.profile(None)
     return {

@@ -36,7 +36,7 @@ import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 import lodviz
 from lodviz.errors import InvalidInput, LodvizError
@@ -101,8 +101,11 @@ class MemoryItem(BaseModel):
     tokens: int = Field(description="Estimated tokens of content.")
 
 
-class Landscape(BaseModel):
+class LandscapeOut(BaseModel):
     """A tiered result: what memory_search and the browsing modes return."""
+
+    # Clients see the schema's title; it stays what it always was.
+    model_config = ConfigDict(title="Landscape")
 
     mode: Literal["search", "recent", "unseen", "sample"]
     query: str | None
@@ -249,7 +252,7 @@ def build_mcp(mem: Memory | None, *, agent: str | None = None, default_agent: st
         exclude: Annotated[list[str] | None, Field(description="Topics to push away (negative retrieval).")] = None,
         k: Annotated[int | None, Field(description="How many nearest memories to consider (default: your profile's, usually 1000).")] = None,
         budget_tokens: Annotated[int | None, Field(description="Hard cap on the tokens of the returned texts.")] = None,
-    ) -> Annotated[CallToolResult, Landscape]:
+    ) -> Annotated[CallToolResult, LandscapeOut]:
         """Search your memory: the landscape around a query, at mixed resolution.
 
         Use this first, whenever past conversations, documents, decisions,
@@ -342,7 +345,7 @@ def build_mcp(mem: Memory | None, *, agent: str | None = None, default_agent: st
         ctx: Context,
         until: Annotated[str | None, Field(description="End of the window, ISO 8601 (default: now).")] = None,
         budget_tokens: Annotated[int | None, Field(description="Hard cap on the tokens of the returned texts.")] = None,
-    ) -> Annotated[CallToolResult, Landscape]:
+    ) -> Annotated[CallToolResult, LandscapeOut]:
         """What was stored in a time window, newest first, without a query.
 
         Use it for "what happened last week", digests and catch-ups. Memories
@@ -358,7 +361,7 @@ def build_mcp(mem: Memory | None, *, agent: str | None = None, default_agent: st
         ctx: Context,
         limit: Annotated[int, Field(description="At most this many, newest first.")] = 50,
         budget_tokens: Annotated[int | None, Field(description="Hard cap on the tokens of the returned texts.")] = None,
-    ) -> Annotated[CallToolResult, Landscape]:
+    ) -> Annotated[CallToolResult, LandscapeOut]:
         """Memories that have never been retrieved, newest first.
 
         Use it to review what was stored but never looked at (new documents,
@@ -373,7 +376,7 @@ def build_mcp(mem: Memory | None, *, agent: str | None = None, default_agent: st
         ctx: Context,
         n: Annotated[int, Field(description="How many memories to draw.")] = 10,
         budget_tokens: Annotated[int | None, Field(description="Hard cap on the tokens of the returned texts.")] = None,
-    ) -> Annotated[CallToolResult, Landscape]:
+    ) -> Annotated[CallToolResult, LandscapeOut]:
         """Resurface n memories at random, weighted towards the most faded.
 
         Use it to rediscover what is being ignored: old decisions, forgotten

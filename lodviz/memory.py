@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from lodviz import budget as budgeting
 from lodviz import conflicts as conflict_rules
 from lodviz import lexical as lex
 from lodviz import scoring, tuning
+from lodviz.cache import LRU
 from lodviz.errors import (
     BudgetTooSmall,
     EmbeddingMismatch,
@@ -135,9 +135,9 @@ class Memory:
         self._tokenizer_spec = tokenizer
         self._counter: TokenCounter | None = None
         self._window_counter: TokenCounter | None = None
-        self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._similarity_cache: OrderedDict[tuple[str, int], np.ndarray] = OrderedDict()
-        self._candidate_cache: OrderedDict[tuple[Any, ...], _Candidates] = OrderedDict()
+        self._query_cache: LRU[np.ndarray] = LRU(64)
+        self._similarity_cache: LRU[np.ndarray] = LRU(4)
+        self._candidate_cache: LRU[_Candidates] = LRU(32)
         # Per memory id: its BM25 document and the tokens of its rendered line at
         # each tier, filled as searches need them (texts never change once written).
         self._documents: dict[int, tuple[Any, int]] = {}
@@ -204,15 +204,12 @@ class Memory:
     def embed_query(self, text: str) -> np.ndarray:
         """The query's embedding (cached: the app rescores the same query often)."""
         text = text.strip()
-        if text in self._query_cache:
-            self._query_cache.move_to_end(text)
-            return self._query_cache[text]
-        self._check_embedder()
-        vector = self.embedder.embed([text])[0]
-        self._query_cache[text] = vector
-        while len(self._query_cache) > 64:
-            self._query_cache.popitem(last=False)
-        return vector
+
+        def make() -> np.ndarray:
+            self._check_embedder()
+            return self.embedder.embed([text])[0]
+
+        return self._query_cache.get(text, make)
 
     # -- the store, as the faces see it ---------------------------------------------------
 
@@ -635,10 +632,20 @@ class Memory:
         """
         terms = tuple(t.strip() for t in exclude if t and t.strip())
         key = (query.strip(), terms, exclude_weight, k, self.lexical_weight, len(vectors), hash(visible.tobytes()))
-        found = self._candidate_cache.get(key)
-        if found is not None:
-            self._candidate_cache.move_to_end(key)
-            return found
+        return self._candidate_cache.get(key, lambda: self._find_candidates(query, terms, exclude_weight, k, qvec, vectors, visible, state, cosine))
+
+    def _find_candidates(
+        self,
+        query: str,
+        terms: tuple[str, ...],
+        exclude_weight: float,
+        k: int,
+        qvec: np.ndarray,
+        vectors: np.ndarray,
+        visible: np.ndarray,
+        state: Columns,
+        cosine: np.ndarray | None,
+    ) -> _Candidates:
         penalty = None
         if terms or cosine is not None:
             cos_all = self._similarity_all(query, qvec, vectors) if cosine is None else cosine
@@ -655,17 +662,13 @@ class Memory:
         similarity = scoring.fuse(cos, lexical, self.lexical_weight)
         relevance = similarity - penalty if penalty is not None else similarity
         order = np.argsort(-relevance, kind="stable")
-        found = _Candidates(
+        return _Candidates(
             rows=np.asarray(rows, dtype=np.int64)[order],
             cosine=cos[order],
             lexical=lexical[order],
             similarity=similarity[order],
             penalty=penalty[order] if penalty is not None else None,
         )
-        self._candidate_cache[key] = found
-        while len(self._candidate_cache) > 32:
-            self._candidate_cache.popitem(last=False)
-        return found
 
     def _lexical(self, query: str, state: Columns, rows: np.ndarray) -> np.ndarray:
         """BM25 evidence (``lodviz.lexical``) of each candidate's summary for ``query``."""
@@ -684,16 +687,12 @@ class Memory:
         never change once written and rows are only ever appended, so the row
         count identifies the matrix. The array is shared: it is read-only.
         """
-        key = (query.strip(), len(vectors))
-        if key in self._similarity_cache:
-            self._similarity_cache.move_to_end(key)
-            return self._similarity_cache[key]
-        s = scoring.similarity(qvec, vectors)
-        s.setflags(write=False)
-        self._similarity_cache[key] = s
-        while len(self._similarity_cache) > 4:
-            self._similarity_cache.popitem(last=False)
-        return s
+        def make() -> np.ndarray:
+            s = scoring.similarity(qvec, vectors)
+            s.setflags(write=False)
+            return s
+
+        return self._similarity_cache.get((query.strip(), len(vectors)), make)
 
     def _penalty(
         self, exclude: Sequence[str], vectors: np.ndarray | None, weight: float

@@ -20,7 +20,7 @@ MAX_K = 1_000_000
 
 @dataclass(frozen=True)
 class Params:
-    """The knobs of LOD retrieval (see SPEC.md, "Scoring").
+    """The knobs of LOD retrieval (docs/contract.md, "Scoring").
 
     alpha   weight of semantic similarity against temporal decay, in [0, 1]
     lam     decay rate per day (lambda), >= 0

@@ -1,4 +1,4 @@
-"""The LOD scoring math of SPEC.md, vectorised: numpy in, numpy out, no I/O.
+"""The LOD scoring math of the contract (docs/contract.md), vectorised: numpy in, numpy out, no I/O.
 
 For one query against N memories:
 

@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 import lodviz  # noqa: E402
-from lodviz.layout import fit_layout  # noqa: E402
+from lodviz.mapping import fit_layout  # noqa: E402
 from lodviz.scoring import Tier  # noqa: E402
 
 DEFAULT_OUT = HERE.parent / "lodviz" / "data" / "lodviz-sample.duckdb"

@@ -1,4 +1,4 @@
-"""The Memory service: search as SPEC.md defines it, promotion by use, floors, modes."""
+"""The Memory service: search as docs/contract.md defines it, promotion by use, floors, modes."""
 
 from __future__ import annotations
 

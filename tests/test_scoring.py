@@ -1,4 +1,4 @@
-"""The scoring math of SPEC.md, pinned with property tests."""
+"""The scoring math of docs/contract.md, pinned with property tests."""
 
 from __future__ import annotations
 

@@ -17,9 +17,9 @@ import flask
 
 from lodviz.app.callbacks import register_all
 from lodviz.app.context import AppContext
-from lodviz.app.layout import build_layout
+from lodviz.app.page import build_layout
 from lodviz.app.view import DEFAULT_DRAW_LIMIT
-from lodviz.layout import LayoutJob
+from lodviz.mapping import LayoutJob
 from lodviz.memory import Memory
 
 log = logging.getLogger("lodviz.app")

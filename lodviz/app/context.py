@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lodviz.app.view import DEFAULT_DRAW_LIMIT
-from lodviz.layout import LayoutJob
+from lodviz.mapping import LayoutJob
 from lodviz.memory import Memory
 
 #: The actor written into the audit log for what a person does in the app.

@@ -15,7 +15,7 @@ from datetime import datetime
 import numpy as np
 
 from lodviz import budget as budgeting
-from lodviz.layout import positions
+from lodviz.mapping import positions
 from lodviz.memory import Landscape, Memory
 from lodviz.params import Params
 from lodviz.scoring import Tier

@@ -14,6 +14,7 @@ from __future__ import annotations
 import abc
 import json
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
@@ -35,6 +36,10 @@ class Store(abc.ABC):
     """What a backend provides. Writes that belong together take one transaction."""
 
     path: str
+
+    @abc.abstractmethod
+    def atomic(self) -> AbstractContextManager[None]:
+        """A transaction: every write of the store's inside it lands together, or none does."""
 
     # -- meta and artifacts -------------------------------------------------
     @abc.abstractmethod

@@ -19,7 +19,8 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -160,7 +161,7 @@ SELECT memory_id, sum(n)::INTEGER AS retrieval_count, max(last_at) AS last_retri
 
 
 def _m006_retrieval_order(con: duckdb.DuckDBPyConnection) -> None:
-    # SPEC: a retrieval sets last_retrieved_at to the search's ``now``, even
+    # The contract: a retrieval sets last_retrieved_at to the search's ``now``, even
     # when an earlier search named a later one; so the log keeps the order
     # retrievals happened in, and the last one logged wins (not the latest time).
     con.execute(
@@ -446,6 +447,7 @@ class DuckDBStore(Store):
         except duckdb.Error as exc:
             raise StoreError(f"cannot open {self.path} as a lodviz store: {exc}") from None
         self._lock = threading.RLock()
+        self._depth = 0  # how deep in atomic() blocks this connection is
         self._cache: _Cache | None = None
         self._meta: dict[str, str] | None = None
         self._pending_retrievals = 0
@@ -472,16 +474,32 @@ class DuckDBStore(Store):
     def _run(self, sql: str, args: Sequence[Any] | None = None) -> list[tuple]:
         return _run(self._con, sql, args)
 
-    def _transaction(self, work: Callable[[], Any]) -> Any:
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        """One transaction: everything inside is written, or (on any exception) nothing is.
+
+        Nested blocks join the outermost one, so a method that is atomic on its
+        own is atomic as part of a larger change too.
+        """
         with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
             self._run("BEGIN TRANSACTION")
+            self._depth = 1
             try:
-                result = work()
-                self._run("COMMIT")
+                yield
             except BaseException:
+                self._depth = 0
                 self._run("ROLLBACK")
+                self._meta = None  # what a rolled-back set_meta cached is not in the file
                 raise
-            return result
+            self._depth = 0
+            self._run("COMMIT")
 
     def _insert_audit(self, event: AuditEvent) -> None:
         at = event.at or _utcnow()
@@ -510,15 +528,13 @@ class DuckDBStore(Store):
             return dict(self._meta)
 
     def set_meta(self, values: dict[str, str]) -> None:
-        def work() -> None:
-            for key, value in values.items():
-                self._run(
-                    "INSERT OR REPLACE INTO meta VALUES (?, ?)", [key, str(value)]
-                )
-
         with self._lock:
             self._meta = None
-            self._transaction(work)
+            with self.atomic():
+                for key, value in values.items():
+                    self._run(
+                        "INSERT OR REPLACE INTO meta VALUES (?, ?)", [key, str(value)]
+                    )
 
     def artifact(self, name: str) -> bytes | None:
         with self._lock:
@@ -526,11 +542,8 @@ class DuckDBStore(Store):
         return bytes(rows[0][0]) if rows else None
 
     def set_artifact(self, name: str, data: bytes) -> None:
-        self._transaction(
-            lambda: self._run(
-                "INSERT OR REPLACE INTO artifacts VALUES (?, ?)", [name, data]
-            )
-        )
+        with self.atomic():
+            self._run("INSERT OR REPLACE INTO artifacts VALUES (?, ?)", [name, data])
 
     # -- memories -------------------------------------------------------------
 
@@ -565,7 +578,8 @@ class DuckDBStore(Store):
             rows = [memories[i] for i in fresh]
             if not rows:
                 if audit is not None:
-                    self._transaction(lambda: self._insert_audit(audit))
+                    with self.atomic():
+                        self._insert_audit(audit)
                 return ids
             dim = len(rows[0].embedding)
             vectors = np.vstack([np.asarray(m.embedding, dtype=np.float32) for m in rows])
@@ -594,7 +608,7 @@ class DuckDBStore(Store):
                 }
             )
 
-            def work() -> None:
+            with self.atomic():
                 self._con.register("_incoming", table)
                 try:
                     self._run(
@@ -627,8 +641,6 @@ class DuckDBStore(Store):
                     if found:
                         audit.details["conflicts"] = [[a, b] for a, b, _, _ in found]
                     self._insert_audit(audit)
-
-            self._transaction(work)
             if self._cache is not None:
                 codes = self._cache.code_agents([m.agent_id for m in rows])
                 self._cache.append(_state_of(rows, [int(ids[i] or 0) for i in fresh], codes), _unit(vectors))
@@ -734,17 +746,15 @@ class DuckDBStore(Store):
     def touch(self, ids: Sequence[int], now: datetime, audit: AuditEvent | None) -> None:
         ids = [int(i) for i in ids]
 
-        def work() -> None:
-            if ids:
-                self._run(
-                    "INSERT INTO retrievals (memory_id, retrieved_at) SELECT unnest(?::BIGINT[]), ?",
-                    [ids, _naive(now)],
-                )
-            if audit is not None:
-                self._insert_audit(audit)
-
         with self._lock:
-            self._transaction(work)
+            with self.atomic():
+                if ids:
+                    self._run(
+                        "INSERT INTO retrievals (memory_id, retrieved_at) SELECT unnest(?::BIGINT[]), ?",
+                        [ids, _naive(now)],
+                    )
+                if audit is not None:
+                    self._insert_audit(audit)
             if self._cache is not None and ids:
                 rows = self._cache.rows(ids)
                 self._cache.column("last_retrieved_at")[rows] = utc(now).timestamp()
@@ -762,8 +772,7 @@ class DuckDBStore(Store):
         Done on open and whenever the log grows past ``FOLD_AT`` rows, so the
         log stays short and ``usage_totals`` cheap; totals do not change.
         """
-
-        def work() -> int:
+        with self._lock, self.atomic():
             pending = int(self._run("SELECT count(*) FROM retrievals")[0][0])
             if pending:
                 self._run(
@@ -773,40 +782,32 @@ class DuckDBStore(Store):
                     "last_retrieved_at = excluded.last_retrieved_at"
                 )
                 self._run("DELETE FROM retrievals")
-            return pending
-
-        with self._lock:
-            folded = self._transaction(work)
             self._pending_retrievals = 0
-            return folded
+        return pending
 
     def set_floor(self, memory_id: int, floor: int, audit: AuditEvent) -> None:
-        def work() -> None:
-            self._run(
-                "UPDATE memories SET floor = ? WHERE id = ?", [int(floor), int(memory_id)]
-            )
-            self._insert_audit(audit)
-
         with self._lock:
-            self._transaction(work)
+            with self.atomic():
+                self._run(
+                    "UPDATE memories SET floor = ? WHERE id = ?", [int(floor), int(memory_id)]
+                )
+                self._insert_audit(audit)
             if self._cache is not None:
                 self._cache.column("floor")[self._cache.rows([memory_id])] = floor
 
     def forget(self, memory_id: int, audit: AuditEvent) -> None:
         memory_id = int(memory_id)
 
-        def work() -> None:
-            dim = self._run("SELECT len(embedding) FROM memories WHERE id = ?", [memory_id])[0][0]
-            self._run(
-                "UPDATE memories SET text = ?, summary = ?, headline = ?, embedding = ?, "
-                "content_hash = 'forgotten:' || id::VARCHAR, source = NULL, metadata = '{}', forgotten_at = ? WHERE id = ?",
-                [FORGOTTEN, FORGOTTEN, FORGOTTEN, [0.0] * int(dim), _naive(_utcnow()), memory_id],
-            )
-            self._run("UPDATE conflicts SET status = 'forgotten' WHERE (memory_id = ? OR other_id = ?) AND status = 'open'", [memory_id, memory_id])
-            self._insert_audit(audit)
-
         with self._lock:
-            self._transaction(work)
+            with self.atomic():
+                dim = self._run("SELECT len(embedding) FROM memories WHERE id = ?", [memory_id])[0][0]
+                self._run(
+                    "UPDATE memories SET text = ?, summary = ?, headline = ?, embedding = ?, "
+                    "content_hash = 'forgotten:' || id::VARCHAR, source = NULL, metadata = '{}', forgotten_at = ? WHERE id = ?",
+                    [FORGOTTEN, FORGOTTEN, FORGOTTEN, [0.0] * int(dim), _naive(_utcnow()), memory_id],
+                )
+                self._run("UPDATE conflicts SET status = 'forgotten' WHERE (memory_id = ? OR other_id = ?) AND status = 'open'", [memory_id, memory_id])
+                self._insert_audit(audit)
             if self._cache is not None:
                 row = self._cache.rows([memory_id])
                 self._cache.column("forgotten")[row] = True
@@ -843,7 +844,7 @@ class DuckDBStore(Store):
     def resolve_conflict(
         self, memory_id: int, other_id: int, status: str, superseded_id: int | None, audit: AuditEvent
     ) -> None:
-        def work() -> None:
+        with self.atomic():
             updated = self._run(
                 "UPDATE conflicts SET status = ?, superseded_id = ?, resolved_by = ?, resolved_at = ?, note = ? "
                 "WHERE memory_id = ? AND other_id = ? RETURNING 1",
@@ -852,8 +853,6 @@ class DuckDBStore(Store):
             if not updated:
                 raise StoreError(f"no conflict between memories {memory_id} and {other_id}.")
             self._insert_audit(audit)
-
-        self._transaction(work)
 
     def ids_containing(self, text: str, limit: int = 10) -> list[int]:
         with self._lock:
@@ -873,8 +872,8 @@ class DuckDBStore(Store):
         return [Golden(id=r[0], agent_id=r[1], query=r[2], needs=json.loads(r[3]), note=r[4], created_at=_aware(r[5]), created_by=r[6]) for r in rows]
 
     def add_golden(self, entries: Sequence[Golden], audit: AuditEvent) -> list[int]:
-        def work() -> list[int]:
-            ids = []
+        ids = []
+        with self.atomic():
             for g in entries:
                 ids.append(
                     int(
@@ -886,9 +885,7 @@ class DuckDBStore(Store):
                 )
             audit.details.setdefault("golden_ids", ids)
             self._insert_audit(audit)
-            return ids
-
-        return self._transaction(work)
+        return ids
 
     def set_layout(self, ids: Sequence[int] | np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
         table = pa.table(
@@ -899,18 +896,16 @@ class DuckDBStore(Store):
             }
         )
 
-        def work() -> None:
-            self._con.register("_layout", table)
-            try:
-                self._run(
-                    "UPDATE memories SET layout_x = _layout.x, layout_y = _layout.y "
-                    "FROM _layout WHERE memories.id = _layout.id"
-                )
-            finally:
-                self._con.unregister("_layout")
-
         with self._lock:
-            self._transaction(work)
+            with self.atomic():
+                self._con.register("_layout", table)
+                try:
+                    self._run(
+                        "UPDATE memories SET layout_x = _layout.x, layout_y = _layout.y "
+                        "FROM _layout WHERE memories.id = _layout.id"
+                    )
+                finally:
+                    self._con.unregister("_layout")
             if self._cache is not None:
                 rows = self._cache.rows(ids)
                 self._cache.column("x")[rows] = x
@@ -919,7 +914,8 @@ class DuckDBStore(Store):
     # -- audit and profiles ---------------------------------------------------
 
     def record(self, event: AuditEvent) -> None:
-        self._transaction(lambda: self._insert_audit(event))
+        with self.atomic():
+            self._insert_audit(event)
 
     def audit(
         self,
@@ -986,15 +982,13 @@ class DuckDBStore(Store):
         return {r[0]: dict(zip(self._PROFILE_FIELDS, r[1:])) for r in rows}
 
     def set_profile(self, agent_id: str, values: dict[str, Any], audit: AuditEvent) -> None:
-        def work() -> None:
+        with self.atomic():
             self._run(
                 f"INSERT OR REPLACE INTO profiles (agent_id, {', '.join(self._PROFILE_FIELDS)}, "
                 "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [agent_id, *(values[f] for f in self._PROFILE_FIELDS), _naive(_utcnow())],
             )
             self._insert_audit(audit)
-
-        self._transaction(work)
 
     def id_of_hash(self, content_hash: str) -> int | None:
         with self._lock:

@@ -10,7 +10,7 @@ from dash import Patch
 from lodviz.app import create_app
 from lodviz.app.callbacks import audit, scoring, selection, status, tuning
 from lodviz.app.figure import TRACE, hover_texts, patch_figure
-from lodviz.app.layout import ALL_AGENTS, Controls
+from lodviz.app.page import ALL_AGENTS, Controls
 from lodviz.app.view import ViewRequest, compute_view
 from lodviz.params import PRESETS, Params
 from lodviz.scoring import Tier

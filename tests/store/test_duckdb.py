@@ -75,6 +75,19 @@ def test_a_failing_batch_writes_nothing(tmp_path):
         assert len(store.state()) == 1  # the cache did not take the failed rows either
 
 
+def test_an_atomic_block_that_raises_leaves_nothing_behind(tmp_path):
+    with DuckDBStore(tmp_path / "m.duckdb") as store:
+        with pytest.raises(RuntimeError):
+            with store.atomic():
+                store.set_artifact("layout", b"half")
+                store.set_meta({"note": "half"})
+                raise RuntimeError("crash between two writes")
+        assert store.artifact("layout") is None and "note" not in store.meta()
+        with store.atomic():
+            store.set_artifact("layout", b"whole")
+        assert store.artifact("layout") == b"whole"
+
+
 def old_store(tmp_path, upto: str, *statements: str):
     """A store file left at migration ``upto`` by an older lodviz, with ``statements`` run on it."""
     path = tmp_path / "old.duckdb"
@@ -159,7 +172,7 @@ def test_retrievals_count_before_and_after_the_log_is_folded(tmp_path):
 
 
 def test_a_retrieval_sets_last_retrieved_at_to_its_now_even_if_earlier(tmp_path):
-    # SPEC: last_retrieved_at becomes the search's now; the file and the
+    # The contract: last_retrieved_at becomes the search's now; the file and the
     # in-process copy agree, before and after the log is folded.
     path = tmp_path / "m.duckdb"
     early, late = datetime(2025, 3, 1, tzinfo=UTC), datetime(2025, 4, 1, tzinfo=UTC)

@@ -9,6 +9,7 @@ from typing import Any
 
 from dash import Dash, Input, Output, State, dcc
 
+from lodviz.app import ids
 from lodviz.app.context import AppContext
 from lodviz.audit import summarise
 
@@ -44,14 +45,14 @@ def to_csv(table: list[dict[str, Any]]) -> str:
 
 def register(app: Dash, app_ctx: AppContext) -> None:
     @app.callback(
-        Output("audit-table", "data"),
-        Input("tabs", "value"),
-        Input("audit-agent", "value"),
-        Input("audit-actions", "value"),
-        Input("audit-range", "start_date"),
-        Input("audit-range", "end_date"),
-        Input("data-version", "data"),
-        Input("audit-version", "data"),
+        Output(ids.AUDIT_TABLE, "data"),
+        Input(ids.TABS, "value"),
+        Input(ids.AUDIT_AGENT, "value"),
+        Input(ids.AUDIT_ACTIONS, "value"),
+        Input(ids.AUDIT_RANGE, "start_date"),
+        Input(ids.AUDIT_RANGE, "end_date"),
+        Input(ids.DATA_VERSION, "data"),
+        Input(ids.AUDIT_VERSION, "data"),
     )
     def _rows(tab, agent, actions, start, end, _version, _audit_version):
         if tab != "audit":
@@ -59,12 +60,12 @@ def register(app: Dash, app_ctx: AppContext) -> None:
         return rows(app_ctx, agent, actions, start, end)
 
     @app.callback(
-        Output("audit-download", "data"),
-        Input("audit-export", "n_clicks"),
-        State("audit-agent", "value"),
-        State("audit-actions", "value"),
-        State("audit-range", "start_date"),
-        State("audit-range", "end_date"),
+        Output(ids.AUDIT_DOWNLOAD, "data"),
+        Input(ids.AUDIT_EXPORT, "n_clicks"),
+        State(ids.AUDIT_AGENT, "value"),
+        State(ids.AUDIT_ACTIONS, "value"),
+        State(ids.AUDIT_RANGE, "start_date"),
+        State(ids.AUDIT_RANGE, "end_date"),
         prevent_initial_call=True,
     )
     def _export(_n, agent, actions, start, end):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dash import Dash, Input, Output, State
 
+from lodviz.app import ids
+
 
 def register(app: Dash, _ctx) -> None:
     app.clientside_callback(
@@ -41,8 +43,8 @@ def register(app: Dash, _ctx) -> None:
             return 'flying';
         }
         """,
-        Output("fly-sink", "data"),
-        Input("fly", "n_clicks"),
-        State("scene", "figure"),
+        Output(ids.FLY_SINK, "data"),
+        Input(ids.FLY, "n_clicks"),
+        State(ids.SCENE, "figure"),
         prevent_initial_call=True,
     )

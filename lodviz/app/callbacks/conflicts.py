@@ -13,6 +13,7 @@ from typing import Any
 from dash import ALL, Dash, Input, Output, State, no_update
 from dash import ctx as dash_ctx
 
+from lodviz.app import ids
 from lodviz.app.callbacks.status import mark_seen
 from lodviz.app.context import APP_ACTOR, AppContext
 from lodviz.errors import LodvizError
@@ -47,11 +48,11 @@ def resolve(app_ctx: AppContext, a: int, b: int, superseded: int) -> str:
 
 def register(app: Dash, app_ctx: AppContext) -> None:
     @app.callback(
-        Output("conflicts-table", "data"),
-        Output("conflicts-count", "children"),
-        Input("tabs", "value"),
-        Input("conflicts-all", "value"),
-        Input("data-version", "data"),
+        Output(ids.CONFLICTS_TABLE, "data"),
+        Output(ids.CONFLICTS_COUNT, "children"),
+        Input(ids.TABS, "value"),
+        Input(ids.CONFLICTS_ALL, "value"),
+        Input(ids.DATA_VERSION, "data"),
     )
     def _rows(tab, show_all, _version):
         open_count = len(app_ctx.mem.conflicts())
@@ -61,12 +62,12 @@ def register(app: Dash, app_ctx: AppContext) -> None:
         return rows(app_ctx, bool(show_all)), label
 
     @app.callback(
-        Output("action-status", "children", allow_duplicate=True),
-        Output("data-version", "data", allow_duplicate=True),
-        Output("seen", "data", allow_duplicate=True),
-        Input({"type": "resolve", "a": ALL, "b": ALL, "superseded": ALL}, "n_clicks"),
-        State("data-version", "data"),
-        State("seen", "data"),
+        Output(ids.ACTION_STATUS, "children", allow_duplicate=True),
+        Output(ids.DATA_VERSION, "data", allow_duplicate=True),
+        Output(ids.SEEN, "data", allow_duplicate=True),
+        Input({"type": ids.RESOLVE, "a": ALL, "b": ALL, "superseded": ALL}, "n_clicks"),
+        State(ids.DATA_VERSION, "data"),
+        State(ids.SEEN, "data"),
         prevent_initial_call=True,
     )
     def _resolve(clicks, version, seen):
@@ -77,10 +78,10 @@ def register(app: Dash, app_ctx: AppContext) -> None:
         return message, (version or 0) + 1, mark_seen(app_ctx, seen)
 
     @app.callback(
-        Output("selected-id", "data", allow_duplicate=True),
-        Output("tabs", "value"),
-        Input("conflicts-table", "active_cell"),
-        State("conflicts-table", "derived_viewport_data"),
+        Output(ids.SELECTED_ID, "data", allow_duplicate=True),
+        Output(ids.TABS, "value"),
+        Input(ids.CONFLICTS_TABLE, "active_cell"),
+        State(ids.CONFLICTS_TABLE, "derived_viewport_data"),
         prevent_initial_call=True,
     )
     def _open(cell, data):

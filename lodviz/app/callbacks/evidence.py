@@ -14,6 +14,7 @@ from typing import Any
 import plotly.graph_objects as go
 from dash import Dash, Input, Output, State, no_update
 
+from lodviz.app import ids
 from lodviz.app.context import APP_ACTOR, AppContext
 from lodviz.app.figure import BACKGROUND, GRID, TEXT
 from lodviz.errors import LodvizError
@@ -111,28 +112,28 @@ def golden_rows(app_ctx: AppContext, agent: str | None) -> list[dict[str, Any]]:
 
 def register(app: Dash, app_ctx: AppContext) -> None:
     @app.callback(
-        Output("tune-heatmap", "figure"),
-        Output("tune-curve", "figure"),
-        Output("tune-status", "children"),
-        Output("tune-suggestion", "data"),
-        Input("tune-run", "n_clicks"),
-        State("tune-agent", "value"),
-        State("tune-budget", "value"),
+        Output(ids.TUNE_HEATMAP, "figure"),
+        Output(ids.TUNE_CURVE, "figure"),
+        Output(ids.TUNE_STATUS, "children"),
+        Output(ids.TUNE_SUGGESTION, "data"),
+        Input(ids.TUNE_RUN, "n_clicks"),
+        State(ids.TUNE_AGENT, "value"),
+        State(ids.TUNE_BUDGET, "value"),
         prevent_initial_call=True,
     )
     def _run(_n, agent, budget):
         return run(app_ctx, agent, budget)
 
     @app.callback(
-        Output("tune-save-status", "children"),
-        Input("tune-save", "n_clicks"),
-        State("tune-suggestion", "data"),
+        Output(ids.TUNE_SAVE_STATUS, "children"),
+        Input(ids.TUNE_SAVE, "n_clicks"),
+        State(ids.TUNE_SUGGESTION, "data"),
         prevent_initial_call=True,
     )
     def _save(_n, suggestion):
         return save(app_ctx, dict(suggestion) if suggestion else None)
 
-    @app.callback(Output("golden-table", "data"), Input("tabs", "value"), Input("tune-agent", "value"))
+    @app.callback(Output(ids.GOLDEN_TABLE, "data"), Input(ids.TABS, "value"), Input(ids.TUNE_AGENT, "value"))
     def _golden(tab, agent):
         return golden_rows(app_ctx, agent) if tab == "evidence" else no_update
 

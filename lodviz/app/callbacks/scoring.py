@@ -12,26 +12,27 @@ from typing import Any
 from dash import Dash, Input, Output, html, no_update
 from dash import ctx as dash_ctx
 
+from lodviz.app import ids
 from lodviz.app.context import APP_ACTOR, AppContext
 from lodviz.app.figure import build_figure, colours, patch_figure
-from lodviz.app.layout import ALL_AGENTS, parse_date
+from lodviz.app.page import ALL_AGENTS, parse_date
 from lodviz.app.view import View, ViewRequest, compute_view
 from lodviz.errors import LodvizError
 from lodviz.params import Params
 
 #: The controls that define a view, in the order the view callbacks take them.
 VIEW_CONTROLS = [
-    ("applied", "data"),
-    ("agent", "value"),
-    ("alpha", "value"),
-    ("lambda", "value"),
-    ("thresholds", "value"),
-    ("k", "value"),
-    ("now", "date"),
+    (ids.APPLIED, "data"),
+    (ids.AGENT, "value"),
+    (ids.ALPHA, "value"),
+    (ids.LAMBDA, "value"),
+    (ids.THRESHOLDS, "value"),
+    (ids.K, "value"),
+    (ids.NOW, "date"),
 ]
 
 #: Inputs whose change leaves the drawn points the same, so a Patch suffices.
-PATCHABLE = {"alpha", "lambda", "thresholds", "now", "color-by", "terrain"}
+PATCHABLE = {ids.ALPHA, ids.LAMBDA, ids.THRESHOLDS, ids.NOW, ids.COLOR_BY, ids.TERRAIN}
 
 
 def params_from_controls(alpha: float, lam_log: float, thresholds: list[float], k_log: float) -> Params:
@@ -69,7 +70,7 @@ def counts_children(view: View) -> list[Any]:
         html.Span([html.B(f"{c['SUMMARY']:,}"), " summaries"], className="count summary"),
         html.Span([html.B(f"{c['HEADLINE']:,}"), " headlines"], className="count headline"),
         html.Span([html.B(f"{c['OUT']:,}"), " out"], className="count out"),
-        html.Span([html.B(f"~{view.tokens:,}"), f" tokens for {shown:,} memories"], className="count tokens", id="token-count"),
+        html.Span([html.B(f"~{view.tokens:,}"), f" tokens for {shown:,} memories"], className="count tokens", id=ids.TOKEN_COUNT),
     ]
 
 
@@ -134,7 +135,7 @@ def render(
         view = compute_view(app_ctx.mem, request, app_ctx.draw_limit)
     except LodvizError as exc:
         return no_update, no_update, html.Div(str(exc), className="error"), no_update
-    if request.has_query and (not triggered or triggered & {"applied", "agent"}):
+    if request.has_query and (not triggered or triggered & {ids.APPLIED, ids.AGENT}):
         # A query the person asked (not a redraw): on record, as every search is.
         app_ctx.mem.record_view(view.land, agent_id=request.agent_id, actor=APP_ACTOR)
     show_terrain = bool(terrain)
@@ -148,36 +149,36 @@ def render(
 
 def register(app: Dash, app_ctx: AppContext) -> None:
     @app.callback(
-        Output("scene", "figure"),
-        Output("counts", "children"),
-        Output("scene-note", "children"),
-        Output("legend-colours", "children"),
+        Output(ids.SCENE, "figure"),
+        Output(ids.COUNTS, "children"),
+        Output(ids.SCENE_NOTE, "children"),
+        Output(ids.LEGEND_COLOURS, "children"),
         *[Input(component, prop) for component, prop in VIEW_CONTROLS],
-        Input("color-by", "value"),
-        Input("terrain", "value"),
-        Input("data-version", "data"),
+        Input(ids.COLOR_BY, "value"),
+        Input(ids.TERRAIN, "value"),
+        Input(ids.DATA_VERSION, "data"),
     )
     def _render(applied, agent, alpha, lam_log, thresholds, k_log, now_date, color, terrain, _version):
         triggered = {t["prop_id"].split(".")[0] for t in dash_ctx.triggered} if dash_ctx.triggered_id else None
         return render(app_ctx, applied, agent, alpha, lam_log, thresholds, k_log, now_date, color, terrain, triggered)
 
     @app.callback(
-        Output("applied", "data"),
-        Input("search", "n_clicks"),
-        Input("query", "n_submit"),
-        Input("exclude", "n_submit"),
-        Input("clear", "n_clicks"),
-        Input("query", "value"),
-        Input("exclude", "value"),
+        Output(ids.APPLIED, "data"),
+        Input(ids.SEARCH, "n_clicks"),
+        Input(ids.QUERY, "n_submit"),
+        Input(ids.EXCLUDE, "n_submit"),
+        Input(ids.CLEAR, "n_clicks"),
+        Input(ids.QUERY, "value"),
+        Input(ids.EXCLUDE, "value"),
         prevent_initial_call=True,
     )
     def _apply_query(_search, _submit, _submit_x, _clear, query, exclude):
         return apply_query({t["prop_id"] for t in dash_ctx.triggered}, query, exclude)
 
     @app.callback(
-        Output("query", "value"),
-        Output("exclude", "value"),
-        Input("clear", "n_clicks"),
+        Output(ids.QUERY, "value"),
+        Output(ids.EXCLUDE, "value"),
+        Input(ids.CLEAR, "n_clicks"),
         prevent_initial_call=True,
     )
     def _clear_boxes(_n):
@@ -197,12 +198,12 @@ def register(app: Dash, app_ctx: AppContext) -> None:
             ];
         }
         """,
-        Output("alpha-readout", "children"),
-        Output("lambda-readout", "children"),
-        Output("thresholds-readout", "children"),
-        Output("k-readout", "children"),
-        Input("alpha", "value"),
-        Input("lambda", "value"),
-        Input("thresholds", "value"),
-        Input("k", "value"),
+        Output(ids.ALPHA_READOUT, "children"),
+        Output(ids.LAMBDA_READOUT, "children"),
+        Output(ids.THRESHOLDS_READOUT, "children"),
+        Output(ids.K_READOUT, "children"),
+        Input(ids.ALPHA, "value"),
+        Input(ids.LAMBDA, "value"),
+        Input(ids.THRESHOLDS, "value"),
+        Input(ids.K, "value"),
     )

@@ -12,11 +12,12 @@ from typing import Any
 from dash import Dash, Input, Output, State, html, no_update
 from dash import ctx as dash_ctx
 
+from lodviz.app import ids
 from lodviz.app.callbacks.scoring import VIEW_CONTROLS, params_from_controls, view_request
 from lodviz.app.callbacks.status import mark_seen
 from lodviz.app.context import APP_ACTOR, AppContext
 from lodviz.app.figure import TIER_COLOURS
-from lodviz.app.layout import tier_badge
+from lodviz.app.page import tier_badge
 from lodviz.app.view import ViewRequest
 from lodviz.errors import LodvizError, MemoryNotFound
 from lodviz.records import Conflict, MemoryRecord
@@ -83,9 +84,9 @@ def conflict_block(record: MemoryRecord, conflicts: list[Conflict], headlines: d
         if c.status == "open":
             actions = html.Div(
                 [
-                    html.Button("Both stand", id={"type": "resolve", "a": record.id, "b": other, "superseded": 0}, className="btn small"),
-                    html.Button(f"#{record.id} is superseded", id={"type": "resolve", "a": record.id, "b": other, "superseded": record.id}, className="btn small"),
-                    html.Button(f"#{other} is superseded", id={"type": "resolve", "a": record.id, "b": other, "superseded": other}, className="btn small"),
+                    html.Button("Both stand", id={"type": ids.RESOLVE, "a": record.id, "b": other, "superseded": 0}, className="btn small"),
+                    html.Button(f"#{record.id} is superseded", id={"type": ids.RESOLVE, "a": record.id, "b": other, "superseded": record.id}, className="btn small"),
+                    html.Button(f"#{other} is superseded", id={"type": ids.RESOLVE, "a": record.id, "b": other, "superseded": other}, className="btn small"),
                 ],
                 className="btn-row",
             )
@@ -112,19 +113,19 @@ def panel(
     formula += f" = {score:.3f}"
     return [
         html.Div([tier_badge(placement.tier), html.Span(f"#{record.id} · {record.agent_id} · {record.kind} · {record.visibility}", className="panel-id")], className="panel-head"),
-        html.H3(record.headline, className="panel-headline", id="panel-headline"),
+        html.H3(record.headline, className="panel-headline", id=ids.PANEL_HEADLINE),
         html.Div("Why this tier", className="section-title"),
         why_bar(placement),
         html.Div(
             [
-                html.Span([html.B("S "), html.Span(f"{s:.3f}", id="panel-s")], className="num"),
-                html.Span([html.B("D "), html.Span(f"{d:.3f}", id="panel-d")], className="num"),
-                html.Span([html.B("L "), html.Span(f"{score:.3f}", id="panel-l")], className="num"),
+                html.Span([html.B("S "), html.Span(f"{s:.3f}", id=ids.PANEL_S)], className="num"),
+                html.Span([html.B("D "), html.Span(f"{d:.3f}", id=ids.PANEL_D)], className="num"),
+                html.Span([html.B("L "), html.Span(f"{score:.3f}", id=ids.PANEL_L)], className="num"),
             ],
             className="nums",
         ),
         html.Div(formula, className="formula"),
-        html.Div(placement.reason, className="reason", id="panel-reason"),
+        html.Div(placement.reason, className="reason", id=ids.PANEL_REASON),
         *conflict_block(record, conflicts or [], headlines or {}),
         html.Div("" if has_query else "No query: α is 0 here, so L is the decay D alone.", className="hint"),
         html.Div(
@@ -140,7 +141,7 @@ def panel(
         html.Div("Summary", className="section-title"),
         html.P(record.summary, className="summary-text"),
         html.Div("Full text", className="section-title"),
-        html.Div(record.text, className="full-text", id="panel-full"),
+        html.Div(record.text, className="full-text", id=ids.PANEL_FULL),
     ]
 
 
@@ -200,33 +201,33 @@ def act(app_ctx: AppContext, action: str, memory_id: int | None, reason: str | N
 
 
 def register(app: Dash, app_ctx: AppContext) -> None:
-    @app.callback(Output("selected-id", "data"), Input("scene", "clickData"), prevent_initial_call=True)
+    @app.callback(Output(ids.SELECTED_ID, "data"), Input(ids.SCENE, "clickData"), prevent_initial_call=True)
     def _select(click_data):
         memory_id = clicked_id(click_data)
         return memory_id if memory_id is not None else no_update
 
     @app.callback(
-        Output("panel-body", "children"),
-        Output("panel-actions", "style"),
-        Input("selected-id", "data"),
-        Input("data-version", "data"),
+        Output(ids.PANEL_BODY, "children"),
+        Output(ids.PANEL_ACTIONS, "style"),
+        Input(ids.SELECTED_ID, "data"),
+        Input(ids.DATA_VERSION, "data"),
         *[Input(component, prop) for component, prop in VIEW_CONTROLS],
     )
     def _show(memory_id, _version, applied, agent, alpha, lam_log, thresholds, k_log, now_date):
         return show(app_ctx, memory_id, applied, agent, alpha, lam_log, thresholds, k_log, now_date)
 
     @app.callback(
-        Output("action-status", "children"),
-        Output("data-version", "data", allow_duplicate=True),
-        Output("reason", "value"),
-        Output("seen", "data", allow_duplicate=True),
-        Input("promote", "n_clicks"),
-        Input("demote", "n_clicks"),
-        Input("expand", "n_clicks"),
-        State("selected-id", "data"),
-        State("reason", "value"),
-        State("data-version", "data"),
-        State("seen", "data"),
+        Output(ids.ACTION_STATUS, "children"),
+        Output(ids.DATA_VERSION, "data", allow_duplicate=True),
+        Output(ids.REASON, "value"),
+        Output(ids.SEEN, "data", allow_duplicate=True),
+        Input(ids.PROMOTE, "n_clicks"),
+        Input(ids.DEMOTE, "n_clicks"),
+        Input(ids.EXPAND, "n_clicks"),
+        State(ids.SELECTED_ID, "data"),
+        State(ids.REASON, "value"),
+        State(ids.DATA_VERSION, "data"),
+        State(ids.SEEN, "data"),
         *[State(component, prop) for component, prop in VIEW_CONTROLS],
         prevent_initial_call=True,
     )
@@ -239,6 +240,6 @@ def register(app: Dash, app_ctx: AppContext) -> None:
         # This redraw shows the change, so the poll need not redraw for it again.
         return message, (version or 0) + 1, "", mark_seen(app_ctx, seen)
 
-    @app.callback(Output("action-status", "children", allow_duplicate=True), Input("selected-id", "data"), prevent_initial_call=True)
+    @app.callback(Output(ids.ACTION_STATUS, "children", allow_duplicate=True), Input(ids.SELECTED_ID, "data"), prevent_initial_call=True)
     def _clear(_memory_id):
         return ""

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from dash import Dash, Input, Output, State, no_update
 from dash import ctx as dash_ctx
 
+from lodviz.app import ids
 from lodviz.app.context import AppContext
 from lodviz.records import AuditEvent
 
@@ -104,19 +105,19 @@ def poll(app_ctx: AppContext, seen: dict | None, version: int | None) -> tuple[d
 
 def register(app: Dash, app_ctx: AppContext) -> None:
     @app.callback(
-        Output("seen", "data"),
-        Output("data-version", "data", allow_duplicate=True),
-        Output("layout-status", "children"),
-        Output("sync-status", "children"),
-        Output("audit-version", "data"),
-        Input("poll", "n_intervals"),
-        Input("refit", "n_clicks"),
-        State("seen", "data"),
-        State("data-version", "data"),
+        Output(ids.SEEN, "data"),
+        Output(ids.DATA_VERSION, "data", allow_duplicate=True),
+        Output(ids.LAYOUT_STATUS, "children"),
+        Output(ids.SYNC_STATUS, "children"),
+        Output(ids.AUDIT_VERSION, "data"),
+        Input(ids.POLL, "n_intervals"),
+        Input(ids.REFIT, "n_clicks"),
+        State(ids.SEEN, "data"),
+        State(ids.DATA_VERSION, "data"),
         prevent_initial_call=True,
     )
     def _poll(_n, _refit, seen, version):
-        if dash_ctx.triggered_id == "refit":
+        if dash_ctx.triggered_id == ids.REFIT:
             app_ctx.layout_job.start("fit")
         before = (seen or {}).get("audit")
         seen, new_version, text = poll(app_ctx, seen, version)

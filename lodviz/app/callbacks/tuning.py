@@ -5,9 +5,10 @@ from __future__ import annotations
 from dash import Dash, Input, Output, State
 from dash import ctx as dash_ctx
 
+from lodviz.app import ids
 from lodviz.app.callbacks.scoring import params_from_controls
 from lodviz.app.context import APP_ACTOR, AppContext
-from lodviz.app.layout import ALL_AGENTS, K_RANGE, LAMBDA_RANGE, _log
+from lodviz.app.page import ALL_AGENTS, K_RANGE, LAMBDA_RANGE, _log
 from lodviz.errors import LodvizError
 from lodviz.params import PRESETS, Params
 
@@ -23,8 +24,8 @@ def slider_values(params: Params) -> tuple[float, float, list[float], float]:
 
 def load(app_ctx: AppContext, trigger: str | None, agent: str | None) -> tuple[float, float, list[float], float]:
     """Slider values for a preset button or for the selected agent's profile."""
-    if trigger and trigger.startswith("preset-"):
-        return slider_values(PRESETS[trigger.removeprefix("preset-")])
+    if trigger and trigger.startswith(ids.PRESET_PREFIX):
+        return slider_values(PRESETS[trigger.removeprefix(ids.PRESET_PREFIX)])
     return slider_values(app_ctx.mem.profile(None if agent in (None, ALL_AGENTS) else agent))
 
 
@@ -45,32 +46,32 @@ def save(app_ctx: AppContext, agent: str | None, alpha, lam_log, thresholds, k_l
 
 def register(app: Dash, app_ctx: AppContext) -> None:
     @app.callback(
-        Output("alpha", "value"),
-        Output("lambda", "value"),
-        Output("thresholds", "value"),
-        Output("k", "value"),
-        Input("agent", "value"),
-        Input("preset-research", "n_clicks"),
-        Input("preset-digest", "n_clicks"),
-        Input("preset-legal", "n_clicks"),
+        Output(ids.ALPHA, "value"),
+        Output(ids.LAMBDA, "value"),
+        Output(ids.THRESHOLDS, "value"),
+        Output(ids.K, "value"),
+        Input(ids.AGENT, "value"),
+        Input(ids.PRESET_RESEARCH, "n_clicks"),
+        Input(ids.PRESET_DIGEST, "n_clicks"),
+        Input(ids.PRESET_LEGAL, "n_clicks"),
         prevent_initial_call=True,
     )
     def _load(agent, *_clicks):
         return load(app_ctx, dash_ctx.triggered_id, agent)
 
     @app.callback(
-        Output("profile-status", "children"),
-        Input("save-profile", "n_clicks"),
-        State("agent", "value"),
-        State("alpha", "value"),
-        State("lambda", "value"),
-        State("thresholds", "value"),
-        State("k", "value"),
+        Output(ids.PROFILE_STATUS, "children"),
+        Input(ids.SAVE_PROFILE, "n_clicks"),
+        State(ids.AGENT, "value"),
+        State(ids.ALPHA, "value"),
+        State(ids.LAMBDA, "value"),
+        State(ids.THRESHOLDS, "value"),
+        State(ids.K, "value"),
         prevent_initial_call=True,
     )
     def _save(_n, agent, alpha, lam_log, thresholds, k_log):
         return save(app_ctx, agent, alpha, lam_log, thresholds, k_log)
 
-    @app.callback(Output("profile-status", "children", allow_duplicate=True), Input("agent", "value"), prevent_initial_call=True)
+    @app.callback(Output(ids.PROFILE_STATUS, "children", allow_duplicate=True), Input(ids.AGENT, "value"), prevent_initial_call=True)
     def _clear_status(_agent):
         return ""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dash import Dash, Input, Output
 
+from lodviz.app import ids
 from lodviz.app.callbacks.scoring import VIEW_CONTROLS
 
 
@@ -37,9 +38,9 @@ def register(app: Dash, _ctx) -> None:
             return next;
         }
         """,
-        Output("url-sink", "data"),
+        Output(ids.URL_SINK, "data"),
         *[Input(component, prop) for component, prop in VIEW_CONTROLS],
-        Input("color-by", "value"),
-        Input("terrain", "value"),
-        Input("selected-id", "data"),
+        Input(ids.COLOR_BY, "value"),
+        Input(ids.TERRAIN, "value"),
+        Input(ids.SELECTED_ID, "data"),
     )

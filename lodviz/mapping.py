@@ -20,7 +20,7 @@ import numpy as np
 from lodviz import projection
 from lodviz.memory import Memory
 
-log = logging.getLogger("lodviz.layout")
+log = logging.getLogger("lodviz.mapping")
 
 
 

@@ -17,6 +17,7 @@ from urllib.parse import parse_qs, urlparse
 from dash import dcc, html
 from dash.dash_table.DataTable import DataTable
 
+from lodviz.app import ids
 from lodviz.app.figure import COLOR_MODES, TIER_COLOURS
 from lodviz.errors import LodvizError
 from lodviz.memory import Memory
@@ -110,61 +111,61 @@ def controls_panel(mem: Memory, c: Controls) -> html.Div:
         [
             _card(
                 "Query camera",
-                dcc.Input(id="query", type="text", value=c.query, debounce=False, placeholder="Ask the store, e.g. liability cap in CRO agreements", className="text-input", n_submit=0),
-                dcc.Input(id="exclude", type="text", value=c.exclude, placeholder="Exclude topics (comma-separated)", className="text-input exclude-input", n_submit=0),
+                dcc.Input(id=ids.QUERY, type="text", value=c.query, debounce=False, placeholder="Ask the store, e.g. liability cap in CRO agreements", className="text-input", n_submit=0),
+                dcc.Input(id=ids.EXCLUDE, type="text", value=c.exclude, placeholder="Exclude topics (comma-separated)", className="text-input exclude-input", n_submit=0),
                 html.Div(
                     [
-                        html.Button("Search", id="search", className="btn primary", n_clicks=0),
-                        html.Button("Fly to query", id="fly", className="btn", n_clicks=0),
-                        html.Button("Clear", id="clear", className="btn ghost", n_clicks=0),
+                        html.Button("Search", id=ids.SEARCH, className="btn primary", n_clicks=0),
+                        html.Button("Fly to query", id=ids.FLY, className="btn", n_clicks=0),
+                        html.Button("Clear", id=ids.CLEAR, className="btn ghost", n_clicks=0),
                     ],
                     className="btn-row",
                 ),
             ),
             _card(
                 "Agent & profile",
-                dcc.Dropdown(id="agent", options=agent_options(mem), value=c.agent, clearable=False, className="dropdown"),
+                dcc.Dropdown(id=ids.AGENT, options=agent_options(mem), value=c.agent, clearable=False, className="dropdown"),
                 html.Div(
                     [
-                        html.Button("Research α≈1", id="preset-research", className="btn small", n_clicks=0),
-                        html.Button("Digest α≈0", id="preset-digest", className="btn small", n_clicks=0),
-                        html.Button("Legal α≈½", id="preset-legal", className="btn small", n_clicks=0),
+                        html.Button("Research α≈1", id=ids.PRESET_RESEARCH, className="btn small", n_clicks=0),
+                        html.Button("Digest α≈0", id=ids.PRESET_DIGEST, className="btn small", n_clicks=0),
+                        html.Button("Legal α≈½", id=ids.PRESET_LEGAL, className="btn small", n_clicks=0),
                     ],
                     className="btn-row presets",
                 ),
-                html.Button("Save sliders as this agent's profile", id="save-profile", className="btn wide", n_clicks=0),
-                html.Div(id="profile-status", className="status"),
+                html.Button("Save sliders as this agent's profile", id=ids.SAVE_PROFILE, className="btn wide", n_clicks=0),
+                html.Div(id=ids.PROFILE_STATUS, className="status"),
             ),
             _card(
                 "Scoring",
                 _slider_row(
                     "α similarity vs recency",
-                    "alpha-readout",
-                    dcc.Slider(id="alpha", min=0, max=1, step=0.01, value=p.alpha, marks={0: "0", 0.5: "½", 1: "1"}, updatemode="drag", allow_direct_input=False),
+                    ids.ALPHA_READOUT,
+                    dcc.Slider(id=ids.ALPHA, min=0, max=1, step=0.01, value=p.alpha, marks={0: "0", 0.5: "½", 1: "1"}, updatemode="drag", allow_direct_input=False),
                     "0 = recency only, 1 = meaning only: L = α·S + (1−α)·D",
                 ),
                 _slider_row(
                     "λ decay per day",
-                    "lambda-readout",
-                    dcc.Slider(id="lambda", min=LAMBDA_RANGE[0], max=LAMBDA_RANGE[1], step=0.01, value=_log(p.lam, LAMBDA_RANGE[0]), marks={-3: "0.001", -2: "0.01", -1: "0.1", 0: "1"}, updatemode="drag", allow_direct_input=False),
+                    ids.LAMBDA_READOUT,
+                    dcc.Slider(id=ids.LAMBDA, min=LAMBDA_RANGE[0], max=LAMBDA_RANGE[1], step=0.01, value=_log(p.lam, LAMBDA_RANGE[0]), marks={-3: "0.001", -2: "0.01", -1: "0.1", 0: "1"}, updatemode="drag", allow_direct_input=False),
                     "D = exp(−λ·t / (1 + ln(1 + r)))",
                 ),
                 _slider_row(
                     "θ3 · θ2 · θ1 tier thresholds",
-                    "thresholds-readout",
-                    dcc.RangeSlider(id="thresholds", min=0, max=1, step=0.01, value=[p.theta3, p.theta2, p.theta1], pushable=0.01, allowCross=False, marks={0: "0", 0.5: "½", 1: "1"}, updatemode="drag", className="thresholds", allow_direct_input=False),
+                    ids.THRESHOLDS_READOUT,
+                    dcc.RangeSlider(id=ids.THRESHOLDS, min=0, max=1, step=0.01, value=[p.theta3, p.theta2, p.theta1], pushable=0.01, allowCross=False, marks={0: "0", 0.5: "½", 1: "1"}, updatemode="drag", className="thresholds", allow_direct_input=False),
                     "HEADLINE ≥ θ3, SUMMARY ≥ θ2, FULL ≥ θ1",
                 ),
                 _slider_row(
                     "k candidates",
-                    "k-readout",
-                    dcc.Slider(id="k", min=K_RANGE[0], max=K_RANGE[1], step=0.01, value=_log(p.k, K_RANGE[0]), marks={1: "10", 2: "100", 3: "1000", 4: "10k"}, updatemode="mouseup", allow_direct_input=False),
+                    ids.K_READOUT,
+                    dcc.Slider(id=ids.K, min=K_RANGE[0], max=K_RANGE[1], step=0.01, value=_log(p.k, K_RANGE[0]), marks={1: "10", 2: "100", 3: "1000", 4: "10k"}, updatemode="mouseup", allow_direct_input=False),
                     "the nearest memories a search considers",
                 ),
                 html.Div(
                     [
                         html.Span("now", className="slider-label"),
-                        dcc.DatePickerSingle(id="now", date=c.now or now.date().isoformat(), display_format="YYYY-MM-DD", className="date"),
+                        dcc.DatePickerSingle(id=ids.NOW, date=c.now or now.date().isoformat(), display_format="YYYY-MM-DD", className="date"),
                         html.Span(f"store's now: {now.strftime('%Y-%m-%d %H:%M')} UTC", className="hint"),
                     ],
                     className="now-row",
@@ -172,10 +173,10 @@ def controls_panel(mem: Memory, c: Controls) -> html.Div:
             ),
             _card(
                 "Display",
-                dcc.RadioItems(id="color-by", options=[{"label": m, "value": m} for m in COLOR_MODES], value=c.color, inline=True, className="radio"),
-                dcc.Checklist(id="terrain", options=[{"label": " score terrain", "value": "on"}], value=["on"] if c.terrain else [], className="check"),
-                html.Button("Refit map (UMAP)", id="refit", className="btn small", n_clicks=0),
-                html.Div(id="layout-status", className="status"),
+                dcc.RadioItems(id=ids.COLOR_BY, options=[{"label": m, "value": m} for m in COLOR_MODES], value=c.color, inline=True, className="radio"),
+                dcc.Checklist(id=ids.TERRAIN, options=[{"label": " score terrain", "value": "on"}], value=["on"] if c.terrain else [], className="check"),
+                html.Button("Refit map (UMAP)", id=ids.REFIT, className="btn small", n_clicks=0),
+                html.Div(id=ids.LAYOUT_STATUS, className="status"),
             ),
         ],
         className="controls",
@@ -189,7 +190,7 @@ def _log(value: float, floor: float) -> float:
 def legend() -> html.Div:
     return html.Div(
         [
-            html.Div(id="legend-colours", className="legend-colours"),
+            html.Div(id=ids.LEGEND_COLOURS, className="legend-colours"),
             html.Div(
                 "Ground: a semantic map (UMAP of the embeddings), related memories sit together. "
                 "Height: the tier a search would return (FULL on top, then SUMMARY, HEADLINE, OUT), "
@@ -205,21 +206,21 @@ def legend() -> html.Div:
 def memory_panel() -> html.Div:
     return html.Div(
         [
-            html.Div(id="panel-body", children=html.Div("Click a memory in the scene to see why it sits where it sits.", className="empty")),
+            html.Div(id=ids.PANEL_BODY, children=html.Div("Click a memory in the scene to see why it sits where it sits.", className="empty")),
             html.Div(
                 [
-                    dcc.Input(id="reason", type="text", placeholder="Reason (kept in the audit log)", className="text-input"),
+                    dcc.Input(id=ids.REASON, type="text", placeholder="Reason (kept in the audit log)", className="text-input"),
                     html.Div(
                         [
-                            html.Button("Promote ▲", id="promote", className="btn primary", n_clicks=0),
-                            html.Button("Demote ▼", id="demote", className="btn", n_clicks=0),
-                            html.Button("Expand", id="expand", className="btn", n_clicks=0, title="Count as a retrieval: last used becomes now, count +1 (audited)"),
+                            html.Button("Promote ▲", id=ids.PROMOTE, className="btn primary", n_clicks=0),
+                            html.Button("Demote ▼", id=ids.DEMOTE, className="btn", n_clicks=0),
+                            html.Button("Expand", id=ids.EXPAND, className="btn", n_clicks=0, title="Count as a retrieval: last used becomes now, count +1 (audited)"),
                         ],
                         className="btn-row",
                     ),
-                    html.Div(id="action-status", className="status"),
+                    html.Div(id=ids.ACTION_STATUS, className="status"),
                 ],
-                id="panel-actions",
+                id=ids.PANEL_ACTIONS,
                 className="panel-actions",
                 style={"display": "none"},
             ),
@@ -234,16 +235,16 @@ def audit_tab(mem: Memory) -> html.Div:
         [
             html.Div(
                 [
-                    dcc.Dropdown(id="audit-agent", options=[{"label": a, "value": a} for a in agents], placeholder="any agent", className="dropdown"),
-                    dcc.Dropdown(id="audit-actions", options=[{"label": a, "value": a} for a in AUDIT_ACTIONS], multi=True, placeholder="any action", className="dropdown wide"),
-                    dcc.DatePickerRange(id="audit-range", display_format="YYYY-MM-DD", className="date"),
-                    html.Button("Export CSV", id="audit-export", className="btn", n_clicks=0),
-                    dcc.Download(id="audit-download"),
+                    dcc.Dropdown(id=ids.AUDIT_AGENT, options=[{"label": a, "value": a} for a in agents], placeholder="any agent", className="dropdown"),
+                    dcc.Dropdown(id=ids.AUDIT_ACTIONS, options=[{"label": a, "value": a} for a in AUDIT_ACTIONS], multi=True, placeholder="any action", className="dropdown wide"),
+                    dcc.DatePickerRange(id=ids.AUDIT_RANGE, display_format="YYYY-MM-DD", className="date"),
+                    html.Button("Export CSV", id=ids.AUDIT_EXPORT, className="btn", n_clicks=0),
+                    dcc.Download(id=ids.AUDIT_DOWNLOAD),
                 ],
                 className="audit-filters",
             ),
             DataTable(
-                id="audit-table",
+                id=ids.AUDIT_TABLE,
                 columns=[
                     {"name": "time (UTC)", "id": "at"},
                     {"name": "action", "id": "action"},
@@ -280,15 +281,15 @@ def conflicts_tab() -> html.Div:
         [
             html.Div(
                 [
-                    html.B(id="conflicts-count", className="status"),
+                    html.B(id=ids.CONFLICTS_COUNT, className="status"),
                     html.Span("Memories that may contradict each other, found when the newer one was written. "
                               "Open one to decide in its panel: both stand, or one is superseded.", className="hint"),
-                    dcc.Checklist(id="conflicts-all", options=[{"label": " resolved ones too", "value": "all"}], value=[], className="check"),
+                    dcc.Checklist(id=ids.CONFLICTS_ALL, options=[{"label": " resolved ones too", "value": "all"}], value=[], className="check"),
                 ],
                 className="audit-filters",
             ),
             DataTable(
-                id="conflicts-table",
+                id=ids.CONFLICTS_TABLE,
                 columns=[
                     {"name": "newer", "id": "newer"},
                     {"name": "newer memory", "id": "newer_text"},
@@ -314,24 +315,24 @@ def evidence_tab(mem: Memory) -> html.Div:
         [
             html.Div(
                 [
-                    dcc.Dropdown(id="tune-agent", options=[{"label": a, "value": a} for a in agents], value=first, clearable=False, className="dropdown"),
+                    dcc.Dropdown(id=ids.TUNE_AGENT, options=[{"label": a, "value": a} for a in agents], value=first, clearable=False, className="dropdown"),
                     html.Span("budget", className="slider-label"),
-                    dcc.Input(id="tune-budget", type="number", min=100, step=100, value=2000, className="text-input narrow"),
-                    html.Button("Sweep α and λ on golden queries", id="tune-run", className="btn primary", n_clicks=0),
-                    html.Button("Save suggestion as this agent's profile", id="tune-save", className="btn", n_clicks=0),
+                    dcc.Input(id=ids.TUNE_BUDGET, type="number", min=100, step=100, value=2000, className="text-input narrow"),
+                    html.Button("Sweep α and λ on golden queries", id=ids.TUNE_RUN, className="btn primary", n_clicks=0),
+                    html.Button("Save suggestion as this agent's profile", id=ids.TUNE_SAVE, className="btn", n_clicks=0),
                 ],
                 className="audit-filters",
             ),
-            dcc.Loading(html.Div(id="tune-status", className="status")),
-            html.Div(id="tune-save-status", className="status"),
-            dcc.Store(id="tune-suggestion"),
+            dcc.Loading(html.Div(id=ids.TUNE_STATUS, className="status")),
+            html.Div(id=ids.TUNE_SAVE_STATUS, className="status"),
+            dcc.Store(id=ids.TUNE_SUGGESTION),
             html.Div(
-                [dcc.Graph(id="tune-heatmap", config={"displaylogo": False}), dcc.Graph(id="tune-curve", config={"displaylogo": False})],
+                [dcc.Graph(id=ids.TUNE_HEATMAP, config={"displaylogo": False}), dcc.Graph(id=ids.TUNE_CURVE, config={"displaylogo": False})],
                 className="tune-graphs",
             ),
             html.Div("Golden queries: what a good answer needs (lodviz golden import FILE)", className="section-title"),
             DataTable(
-                id="golden-table",
+                id=ids.GOLDEN_TABLE,
                 columns=[{"name": n, "id": i} for n, i in (("id", "id"), ("agent", "agent"), ("query", "query"), ("needs", "needs"), ("why", "note"))],
                 page_size=12,
                 **_TABLE_STYLE,
@@ -347,25 +348,25 @@ def build_layout(mem: Memory, url: str | None, layout_finished: float | None = N
     applied = {"query": c.query.strip(), "exclude": c.exclude}
     return html.Div(
         [
-            dcc.Store(id="applied", data=applied),
-            dcc.Store(id="data-version", data=0),
-            dcc.Store(id="selected-id", data=c.selected),
-            dcc.Store(id="seen", data={"count": len(mem), "layout": layout_finished, "audit": mem.last_event_id()}),
-            dcc.Store(id="audit-version", data=0),
-            dcc.Store(id="url-sink"),
-            dcc.Store(id="fly-sink"),
-            dcc.Interval(id="poll", interval=2000),
+            dcc.Store(id=ids.APPLIED, data=applied),
+            dcc.Store(id=ids.DATA_VERSION, data=0),
+            dcc.Store(id=ids.SELECTED_ID, data=c.selected),
+            dcc.Store(id=ids.SEEN, data={"count": len(mem), "layout": layout_finished, "audit": mem.last_event_id()}),
+            dcc.Store(id=ids.AUDIT_VERSION, data=0),
+            dcc.Store(id=ids.URL_SINK),
+            dcc.Store(id=ids.FLY_SINK),
+            dcc.Interval(id=ids.POLL, interval=2000),
             html.Header(
                 [
                     html.Div([html.Span("lod", className="logo-a"), html.Span("viz", className="logo-b")], className="logo"),
-                    html.Div(f"{mem.path.rsplit('/', 1)[-1]} · {len(mem):,} memories · now {mem.now().strftime('%Y-%m-%d')}", id="store-info", className="store-info"),
-                    html.Div(id="sync-status", className="sync-status"),
-                    html.Div(id="counts", className="counts"),
+                    html.Div(f"{mem.path.rsplit('/', 1)[-1]} · {len(mem):,} memories · now {mem.now().strftime('%Y-%m-%d')}", id=ids.STORE_INFO, className="store-info"),
+                    html.Div(id=ids.SYNC_STATUS, className="sync-status"),
+                    html.Div(id=ids.COUNTS, className="counts"),
                 ],
                 className="header",
             ),
             dcc.Tabs(
-                id="tabs",
+                id=ids.TABS,
                 value="landscape",
                 className="tabs",
                 children=[
@@ -379,8 +380,8 @@ def build_layout(mem: Memory, url: str | None, layout_finished: float | None = N
                                 controls_panel(mem, c),
                                 html.Div(
                                     [
-                                        dcc.Graph(id="scene", config={"displaylogo": False, "scrollZoom": True}, className="scene", style={"height": "100%"}),
-                                        html.Div(id="scene-note", className="scene-note"),
+                                        dcc.Graph(id=ids.SCENE, config={"displaylogo": False, "scrollZoom": True}, className="scene", style={"height": "100%"}),
+                                        html.Div(id=ids.SCENE_NOTE, className="scene-note"),
                                         legend(),
                                     ],
                                     className="stage",
