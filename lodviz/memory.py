@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lodviz import budget as budgeting
-from lodviz import conflicts as conflict_rules
 from lodviz import lexical as lex
 from lodviz import scoring, tuning
 from lodviz.cache import LRU
@@ -38,6 +37,7 @@ from lodviz.errors import (
     InvalidParameters,
     MemoryNotFound,
 )
+from lodviz.ingest import pipeline
 from lodviz.ingest.compress import Compressor, ExtractiveCompressor
 from lodviz.ingest.embed import Embedder, SentenceTransformerEmbedder
 from lodviz.ingest.inputs import MemoryInput, parse_record, parse_time
@@ -62,10 +62,8 @@ from lodviz.store.base import (
     AuditEvent,
     Columns,
     Conflict,
-    ConflictLink,
     Golden,
     MemoryRecord,
-    NewMemory,
     Store,
 )
 from lodviz.times import from_seconds, iso
@@ -395,30 +393,7 @@ class Memory:
                 fresh.append((record, content_hash))
         if not fresh:
             return [], len(batch)
-        compressed = self.compressor.compress([r.text for r, _ in fresh])
-        to_embed = self._texts_to_embed([r.text for r, _ in fresh], [c.summary for c in compressed])
-        vectors = self.embedder.embed(to_embed)
-        now = datetime.now(UTC)
-        rows = [
-            NewMemory(
-                text=r.text,
-                summary=c.summary,
-                headline=c.headline,
-                embedding=v,
-                embedding_model=self.embedder.name,
-                content_hash=h,
-                created_at=r.created_at or now,
-                agent_id=r.agent_id,
-                visibility=r.visibility,
-                kind=r.kind,
-                source=r.source,
-                metadata=r.metadata,
-                retrieval_count=r.retrieval_count,
-                last_retrieved_at=r.last_retrieved_at,
-                floor=r.floor,
-            )
-            for (r, h), c, v in zip(fresh, compressed, vectors)
-        ]
+        rows, vectors = pipeline.prepare(fresh, self.compressor, self.embedder, self.embed_field, self._embedding_window_counter())
         agents = sorted({r.agent_id for r in batch})
         event = AuditEvent(
             action="write",
@@ -426,64 +401,18 @@ class Memory:
             agent_id=agents[0] if len(agents) == 1 else None,
             details={"count": len(rows)},
         )
-        links = self._conflict_links([r for r, _ in fresh], vectors)
+        state, stored = self._store.snapshot()
+        links = pipeline.conflict_links([r for r, _ in fresh], vectors, state, stored, self._store.get)
         ids = self._store.insert(rows, event, links)
         written = [i for i in ids if i is not None]
         return written, len(batch) - len(written)
 
-    def _conflict_links(self, records: list[MemoryInput], vectors: np.ndarray) -> list[ConflictLink]:
-        """Conflict candidates of a batch (``lodviz.conflicts``): against what each new memory's
-        agent can see, and against the batch's other memories."""
-        unit = scoring.normalize_rows(vectors)
-        state, old = self._store.snapshot()
-        links: list[ConflictLink] = []
-        pairs: list[tuple[int, int, float, bool]] = []  # (new index, other, similarity, other is new)
-        for key in sorted({(r.agent_id, r.visibility) for r in records}):
-            members = [i for i, r in enumerate(records) if (r.agent_id, r.visibility) == key]
-            allowed = np.flatnonzero(state.visible_to(None if key[1] == "shared" else key[0])) if len(state) else np.zeros(0, dtype=np.int64)
-            for i, j, sim in conflict_rules.close_pairs(unit[members], old[allowed] if len(allowed) else np.zeros((0, unit.shape[1]))):
-                pairs.append((members[i], int(state.ids[allowed[j]]), sim, False))
-        for i in range(1, len(records)):
-            earlier = [j for j in range(i) if records[j].agent_id == records[i].agent_id or "shared" in (records[i].visibility, records[j].visibility)]
-            for _, b, sim in conflict_rules.close_pairs(unit[i : i + 1], unit[earlier]):
-                pairs.append((i, earlier[b], sim, True))
-        if not pairs:
-            return links
-        old_records = self._store.get([p[1] for p in pairs if not p[3]])
-        old_texts = {rid: rec.text for rid, rec in old_records.items()}
-        for index, other, sim, is_new in pairs:
-            other_kind = records[other].kind if is_new else (old_records[other].kind if other in old_records else None)
-            if records[index].kind in conflict_rules.OBSERVATIONS and other_kind in conflict_rules.OBSERVATIONS:
-                continue
-            other_text = records[other].text if is_new else old_texts.get(other)
-            if other_text is None or sim >= 0.9999 and other_text.split() == records[index].text.split():
-                continue
-            reason = conflict_rules.difference(conflict_rules.facts(other_text), conflict_rules.facts(records[index].text), sim)
-            if reason:
-                links.append(ConflictLink(index, other, sim, reason, other_is_new=is_new))
-        return links
-
-    def _texts_to_embed(self, texts: list[str], summaries: list[str]) -> list[str]:
-        """Per memory, the text its vector is made from (``embed_field``).
-
-        "auto" embeds the full text where the model reads it whole and the
-        summary where the model would cut the text short: a truncated text's
-        vector says nothing of what comes after the cut, while the summary
-        covers it all.
-        """
-        if self.embed_field == "summary":
-            return summaries
-        if self.embed_field == "full":
-            return texts
-        window = int(getattr(self.embedder, "max_tokens", 256)) - 2  # the model adds two special tokens
+    def _embedding_window_counter(self) -> TokenCounter | None:
+        """The model's own tokens, to tell which texts it reads whole (``embed_field="auto"``)."""
         source = getattr(self.embedder, "tokenizer_source", None)
-        if source:
-            if self._window_counter is None:
-                self._window_counter = token_counter(source)
-            lengths = self._window_counter.count_many(texts)
-        else:
-            lengths = np.fromiter((len(t) // 3 for t in texts), dtype=np.int64, count=len(texts))
-        return [text if n <= window else summary for text, summary, n in zip(texts, summaries, lengths)]
+        if source and self._window_counter is None:
+            self._window_counter = token_counter(source)
+        return self._window_counter if source else None
 
     # -- profiles ---------------------------------------------------------------
 
@@ -1394,11 +1323,8 @@ class Memory:
         if limit is not None:
             rows = rows[: _positive(limit, "limit")]
         sub = state.take(rows)
-        freq = scoring.frequency_score(sub.retrieval_count)
         t = scoring.age_days(when.timestamp(), sub.created_at, sub.last_retrieved_at)
-        d = scoring.decay(t, sub.retrieval_count, params.lam)
-        tier = np.maximum(scoring.tiers(freq, params, sub.floor), Tier.HEADLINE).astype(np.int8)
-        scored = scoring.Scored(np.zeros(len(sub)), d, np.zeros(len(sub)), freq, tier)
+        scored = scoring.score_by_frequency(t, sub.retrieval_count, sub.floor, params)
         return self._deliver(
             "recent", sub, scored, params, when, agent_id,
             order=np.arange(len(sub)), budget_tokens=budget_tokens, touch=touch, actor=actor,
@@ -1423,9 +1349,7 @@ class Memory:
         rows = rows[np.argsort(-state.created_at[rows], kind="stable")][: _positive(limit, "limit")]
         sub = state.take(rows)
         t = scoring.age_days(when.timestamp(), sub.created_at, sub.last_retrieved_at)
-        d = scoring.decay(t, sub.retrieval_count, params.lam)
-        tier = np.maximum(scoring.tiers(d, params, sub.floor), Tier.HEADLINE).astype(np.int8)
-        scored = scoring.Scored(np.zeros(len(sub)), d, np.zeros(len(sub)), d, tier)
+        scored = scoring.score_by_recency(t, sub.retrieval_count, sub.floor, params)
         return self._deliver(
             "unseen", sub, scored, params, when, agent_id,
             order=np.arange(len(sub)), budget_tokens=budget_tokens, touch=touch, actor=actor,
@@ -1456,14 +1380,12 @@ class Memory:
         sub_all = state.take(rows)
         t = scoring.age_days(when.timestamp(), sub_all.created_at, sub_all.last_retrieved_at)
         d_all = scoring.decay(t, sub_all.retrieval_count, params.lam)
-        weights = (1.0 - d_all) + 1e-3
         take = min(n, len(rows))
         rng = np.random.default_rng(seed)
-        picked = rng.choice(len(rows), size=take, replace=False, p=weights / weights.sum()) if take else np.zeros(0, dtype=np.int64)
+        picked = rng.choice(len(rows), size=take, replace=False, p=scoring.resurface_weights(d_all)) if take else np.zeros(0, dtype=np.int64)
         sub = sub_all.take(picked)
         d = d_all[picked]
-        tier = np.maximum(np.full(len(sub), Tier.SUMMARY, dtype=np.int8), sub.floor)
-        scored = scoring.Scored(np.zeros(len(sub)), d, np.zeros(len(sub)), d, tier)
+        scored = scoring.score_resurfaced(d, sub.floor)
         return self._deliver(
             "sample", sub, scored, params, when, agent_id,
             order=np.argsort(d, kind="stable"), budget_tokens=budget_tokens, touch=touch, actor=actor,

@@ -207,6 +207,37 @@ def score_all(
     return Scored(np.asarray(s), d, penalty, score, tiers(score, params, floor))
 
 
+
+# -- the non-semantic modes: no query, so no S; L is what each mode ranks by ---------
+
+
+def score_by_frequency(t_days: np.ndarray, retrieval_count: np.ndarray, floor: np.ndarray, params: Params) -> Scored:
+    """``recent``: L is how often each memory was retrieved; HEADLINE at the least."""
+    freq = frequency_score(retrieval_count)
+    d = decay(t_days, retrieval_count, params.lam)
+    tier = np.maximum(tiers(freq, params, floor), Tier.HEADLINE).astype(np.int8)
+    return Scored(np.zeros(len(d)), d, np.zeros(len(d)), freq, tier)
+
+
+def score_by_recency(t_days: np.ndarray, retrieval_count: np.ndarray, floor: np.ndarray, params: Params) -> Scored:
+    """``unseen``: L = D; HEADLINE at the least."""
+    d = decay(t_days, retrieval_count, params.lam)
+    tier = np.maximum(tiers(d, params, floor), Tier.HEADLINE).astype(np.int8)
+    return Scored(np.zeros(len(d)), d, np.zeros(len(d)), d, tier)
+
+
+def resurface_weights(d: np.ndarray) -> np.ndarray:
+    """``sample``: the chance of each memory, proportional to 1 - D plus a small floor
+    so that nothing is impossible; sums to 1."""
+    weights = (1.0 - np.asarray(d, dtype=np.float64)) + 1e-3
+    return weights / weights.sum() if len(weights) else weights
+
+
+def score_resurfaced(d: np.ndarray, floor: np.ndarray) -> Scored:
+    """``sample``: drawn memories come back as summaries (so they count as used), or their floor."""
+    tier = np.maximum(np.full(len(d), Tier.SUMMARY, dtype=np.int8), floor)
+    return Scored(np.zeros(len(d)), d, np.zeros(len(d)), d, tier)
+
 @dataclass(frozen=True)
 class Placement:
     """Why one memory sits at its tier: every number that decided it."""

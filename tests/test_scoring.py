@@ -159,3 +159,22 @@ def test_exclusion_penalty_lowers_scores_and_never_below_zero(sims, weight):
 def test_frequency_score_grows_with_use_from_zero():
     f = scoring.frequency_score(np.array([0, 1, 5, 50]))
     assert f[0] == 0 and (np.diff(f) > 0).all() and f[-1] < 1
+
+
+@given(st.lists(st.tuples(days, counts, st.sampled_from([0, 1, 2, 3])), min_size=1, max_size=40))
+def test_the_browsing_modes_never_return_less_than_a_headline(rows):
+    t, r, floor = (np.array(col) for col in zip(*rows))
+    params = Params()
+    for scored in (scoring.score_by_frequency(t, r, floor.astype(np.int8), params), scoring.score_by_recency(t, r, floor.astype(np.int8), params)):
+        assert (scored.tier >= Tier.HEADLINE).all() and (scored.tier >= floor).all()
+    resurfaced = scoring.score_resurfaced(scoring.decay(t, r, params.lam), floor.astype(np.int8))
+    assert (resurfaced.tier >= Tier.SUMMARY).all()
+
+
+@given(st.lists(unit, min_size=1, max_size=50))
+def test_resurfacing_favours_the_most_faded(d):
+    d = np.array(d)
+    weights = scoring.resurface_weights(d)
+    assert weights.sum() == pytest.approx(1.0) and (weights > 0).all()
+    faded, fresh = int(np.argmin(d)), int(np.argmax(d))
+    assert weights[faded] >= weights[fresh]

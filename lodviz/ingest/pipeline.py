@@ -1,0 +1,119 @@
+"""The write pipeline: validated inputs in, rows ready for the store out.
+
+Compression, the choice of what to embed, embedding, and the conflict
+candidates of a batch. ``Memory`` runs it for the records whose content hash
+is new and hands the rows to its store in one transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+
+import numpy as np
+
+from lodviz import conflicts as conflict_rules
+from lodviz import scoring
+from lodviz.ingest.compress import Compressor
+from lodviz.ingest.embed import Embedder
+from lodviz.ingest.inputs import MemoryInput
+from lodviz.records import Columns, ConflictLink, MemoryRecord, NewMemory
+from lodviz.tokens import TokenCounter
+
+
+def texts_to_embed(texts: Sequence[str], summaries: Sequence[str], embed_field: str, embedder: Embedder, window_counter: TokenCounter | None) -> list[str]:
+    """Per memory, the text its vector is made from (``embed_field``).
+
+    "auto" embeds the full text where the model reads it whole and the
+    summary where the model would cut the text short: a truncated text's
+    vector says nothing of what comes after the cut, while the summary covers
+    it all. ``window_counter`` counts in the model's tokens (None: about three
+    characters a token).
+    """
+    if embed_field == "summary":
+        return list(summaries)
+    if embed_field == "full":
+        return list(texts)
+    window = int(getattr(embedder, "max_tokens", 256)) - 2  # the model adds two special tokens
+    if window_counter is not None:
+        lengths = window_counter.count_many(list(texts))
+    else:
+        lengths = np.fromiter((len(t) // 3 for t in texts), dtype=np.int64, count=len(texts))
+    return [text if n <= window else summary for text, summary, n in zip(texts, summaries, lengths)]
+
+
+def prepare(
+    fresh: Sequence[tuple[MemoryInput, str]],
+    compressor: Compressor,
+    embedder: Embedder,
+    embed_field: str,
+    window_counter: TokenCounter | None,
+) -> tuple[list[NewMemory], np.ndarray]:
+    """Compress and embed new records (each with its content hash): the rows to insert and their vectors."""
+    compressed = compressor.compress([r.text for r, _ in fresh])
+    to_embed = texts_to_embed([r.text for r, _ in fresh], [c.summary for c in compressed], embed_field, embedder, window_counter)
+    vectors = embedder.embed(to_embed)
+    now = datetime.now(UTC)
+    rows = [
+        NewMemory(
+            text=r.text,
+            summary=c.summary,
+            headline=c.headline,
+            embedding=v,
+            embedding_model=embedder.name,
+            content_hash=h,
+            created_at=r.created_at or now,
+            agent_id=r.agent_id,
+            visibility=r.visibility,
+            kind=r.kind,
+            source=r.source,
+            metadata=r.metadata,
+            retrieval_count=r.retrieval_count,
+            last_retrieved_at=r.last_retrieved_at,
+            floor=r.floor,
+        )
+        for (r, h), c, v in zip(fresh, compressed, vectors)
+    ]
+    return rows, vectors
+
+
+def conflict_links(
+    records: Sequence[MemoryInput],
+    vectors: np.ndarray,
+    state: Columns,
+    stored: np.ndarray,
+    fetch: Callable[[list[int]], dict[int, MemoryRecord]],
+) -> list[ConflictLink]:
+    """Conflict candidates of a batch (``lodviz.conflicts``): against what each new memory's
+    agent can see (``state`` and its vectors ``stored``; ``fetch`` reads stored records),
+    and against the batch's other memories."""
+    unit = scoring.normalize_rows(vectors)
+    links: list[ConflictLink] = []
+    pairs: list[tuple[int, int, float, bool]] = []  # (new index, other, similarity, other is new)
+    for key in sorted({(r.agent_id, r.visibility) for r in records}):
+        members = [i for i, r in enumerate(records) if (r.agent_id, r.visibility) == key]
+        allowed = np.flatnonzero(state.visible_to(None if key[1] == "shared" else key[0])) if len(state) else np.zeros(0, dtype=np.int64)
+        for i, j, sim in conflict_rules.close_pairs(unit[members], stored[allowed] if len(allowed) else np.zeros((0, unit.shape[1]))):
+            pairs.append((members[i], int(state.ids[allowed[j]]), sim, False))
+    for i in range(1, len(records)):
+        earlier = [j for j in range(i) if records[j].agent_id == records[i].agent_id or "shared" in (records[i].visibility, records[j].visibility)]
+        for _, b, sim in conflict_rules.close_pairs(unit[i : i + 1], unit[earlier]):
+            pairs.append((i, earlier[b], sim, True))
+    if not pairs:
+        return links
+    old_records = fetch([p[1] for p in pairs if not p[3]])
+    old_texts = {rid: rec.text for rid, rec in old_records.items()}
+    for index, other, sim, is_new in pairs:
+        other_kind = records[other].kind if is_new else (old_records[other].kind if other in old_records else None)
+        if records[index].kind in conflict_rules.OBSERVATIONS and other_kind in conflict_rules.OBSERVATIONS:
+            continue
+        other_text = records[other].text if is_new else old_texts.get(other)
+        if other_text is None or sim >= 0.9999 and other_text.split() == records[index].text.split():
+            continue
+        reason = conflict_rules.difference(conflict_rules.facts(other_text), conflict_rules.facts(records[index].text), sim)
+        if reason:
+            links.append(ConflictLink(index, other, sim, reason, other_is_new=is_new))
+    return links
+
+
+__all__ = ["prepare", "texts_to_embed", "conflict_links"]
