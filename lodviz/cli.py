@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -657,6 +658,7 @@ def serve_command(ctx: click.Context, store: str | None, host: str, port: int, n
     """
     settings = _serve_settings(ctx, store)
     serve(settings.store, host=host, port=port, open_browser=not no_open, model=settings.model, compressor=settings.compressor, idle_timeout=idle_timeout)
+    _end_served_process(ctx)
 
 
 @cli.command("demo")
@@ -683,6 +685,7 @@ def demo_command(ctx: click.Context, host: str, port: int, reset: bool, no_open:
             launch_browser(running.url)
         return
     serve(target, host=host, port=port, open_browser=not no_open, model=settings.model, compressor=settings.compressor)
+    _end_served_process(ctx)
 
 
 @cli.command("mcp")
@@ -705,6 +708,7 @@ def mcp_command(ctx: click.Context, store: str | None, agent: str | None, http: 
     settings = _serve_settings(ctx, store)
     if http:
         serve(settings.store, host=host, port=port, open_browser=False, agent=agent, model=settings.model, compressor=settings.compressor)
+        _end_served_process(ctx)
         return
     if not agent:
         raise click.UsageError("give --agent NAME: the agent this MCP client acts for.")
@@ -713,6 +717,20 @@ def mcp_command(ctx: click.Context, store: str | None, agent: str | None, http: 
 
     check_agent(agent)
     run_relay(settings.store, agent, model=settings.model, compressor=settings.compressor, timeout=timeout)
+
+
+def _end_served_process(ctx: click.Context) -> None:
+    """End ``lodviz serve`` now that the store is closed and the registry entry gone.
+
+    Tearing down the interpreter after torch has been loaded takes seconds on
+    its own, and a service manager's SIGTERM must end the process promptly
+    (within 2 s). Everything that needed cleaning up is, so skip the teardown.
+    Only when run as the ``lodviz`` program: never inside a caller's process.
+    """
+    if ctx.find_root().info_name == "lodviz":
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 def main() -> None:

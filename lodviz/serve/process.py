@@ -53,8 +53,9 @@ def _url(host: str, port: int) -> str:
     return f"http://{shown}:{port}/"
 
 
-def _raise_exit(signum: int, frame: Any) -> None:
-    raise SystemExit(0)
+def _already_stopping(signum: int, frame: Any) -> None:
+    """uvicorn re-raises the SIGTERM it handled once it has shut down; by then
+    serve() is already returning, and an exception here would cut its clean-up short."""
 
 
 def serve(
@@ -151,13 +152,13 @@ def serve(
                 log_level="warning",
                 access_log=False,
                 lifespan="on",
-                timeout_graceful_shutdown=3,
+                timeout_graceful_shutdown=1,  # a SIGTERM must end it within 2 s, open streams or not
             )
             server = uvicorn.Server(config)
             previous = signal.getsignal(signal.SIGTERM)
             if threading.current_thread() is threading.main_thread():
-                # uvicorn re-raises SIGTERM after its graceful shutdown; make that a clean exit.
-                signal.signal(signal.SIGTERM, _raise_exit)
+                # uvicorn handles SIGTERM while it runs and re-raises it afterwards.
+                signal.signal(signal.SIGTERM, _already_stopping)
             try:
                 server.run(sockets=[sock])
             except SystemExit as exc:
