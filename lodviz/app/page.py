@@ -141,7 +141,7 @@ def controls_panel(mem: Memory, c: Controls) -> html.Div:
                 _slider_row(
                     "α similarity vs recency",
                     ids.ALPHA_READOUT,
-                    dcc.Slider(id=ids.ALPHA, min=0, max=1, step=0.01, value=p.alpha, marks={0: "0", 0.5: "½", 1: "1"}, updatemode="drag", allow_direct_input=False),
+                    dcc.Slider(id=ids.ALPHA, min=0, max=1, step=0.05, value=p.alpha, marks={0: "0", 0.5: "½", 1: "1"}, updatemode="drag", allow_direct_input=False),
                     "0 = recency only, 1 = meaning only: L = α·S + (1−α)·D",
                 ),
                 _slider_row(

@@ -166,6 +166,15 @@ def test_audit_rows_filter_and_export(ctx, app_mem):
     assert "promote" in csv_text
 
 
+def test_the_audit_view_shows_an_import_as_one_row_and_exports_every_batch(ctx, app_mem):
+    records = [{"text": f"Batch note {i}: the cap is {i} million.", "agent_id": "legal-review"} for i in range(6)]
+    app_mem.add_many(records, batch_size=2, actor="nightly-import")
+    shown = [r for r in audit.rows(ctx, "legal-review", ["write"], None, None, grouped=True) if r["actor"] == "nightly-import"]
+    assert len(shown) == 1 and shown[0]["summary"].startswith("6 memories written in 3 batches")
+    exported = [r for r in audit.rows(ctx, "legal-review", ["write"], None, None) if r["actor"] == "nightly-import"]
+    assert len(exported) == 3 and all(r["summary"] == "2 memories written" for r in exported)
+
+
 def test_url_state_round_trips_through_controls(app_mem):
     c = Controls.from_url("http://x/?q=cap&x=cats&agent=legal-review&alpha=0.7&lambda=0.05&theta1=0.6&theta2=0.3&theta3=0.05&k=500&color=agent&terrain=1", app_mem)
     assert (c.query, c.exclude, c.agent, c.color, c.terrain) == ("cap", "cats", "legal-review", "agent", True)

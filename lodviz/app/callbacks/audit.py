@@ -16,11 +16,14 @@ from lodviz.audit import summarise
 AUDIT_LIMIT = 500
 
 
-def rows(app_ctx: AppContext, agent: str | None, actions: list[str] | None, start: str | None, end: str | None) -> list[dict[str, Any]]:
+def rows(
+    app_ctx: AppContext, agent: str | None, actions: list[str] | None, start: str | None, end: str | None, *, grouped: bool = False
+) -> list[dict[str, Any]]:
+    """The audit events that match, newest first; ``grouped`` folds the batches of one import into one row."""
     since = datetime.fromisoformat(start[:10]).replace(tzinfo=UTC) if start else None
     until = datetime.fromisoformat(end[:10]).replace(tzinfo=UTC) + timedelta(days=1) if end else None
     events = app_ctx.mem.audit(agent_id=agent or None, actions=actions or None, since=since, until=until, limit=AUDIT_LIMIT)
-    return [
+    table = [
         {
             "id": e.id,
             "at": e.at.strftime("%Y-%m-%d %H:%M:%S") if e.at else "",
@@ -30,9 +33,32 @@ def rows(app_ctx: AppContext, agent: str | None, actions: list[str] | None, star
             "memory_id": e.memory_id if e.memory_id is not None else "",
             "query": e.query or "",
             "summary": summarise(e),
+            "_count": int(e.details.get("count", 0) or 0) if e.action == "write" else 0,
         }
         for e in events
     ]
+    out = _group_imports(table) if grouped else table
+    for row in out:
+        row.pop("_count", None)
+    return out
+
+
+def _group_imports(table: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Consecutive bulk writes (more than one memory each) by the same actor for the same
+    agent are one import: one row that says how many memories in how many batches."""
+    out: list[dict[str, Any]] = []
+    batches = 0
+    for row in table:
+        last = out[-1] if out else None
+        bulk = row["action"] == "write" and row["_count"] > 1
+        if bulk and last is not None and last["action"] == "write" and last["_count"] > 1 and (last["actor"], last["agent_id"]) == (row["actor"], row["agent_id"]):
+            batches += 1
+            last["_count"] += row["_count"]
+            last["summary"] = f"{last['_count']:,} memories written in {batches} batches (an import, since {row['at']})"
+            continue
+        batches = 1
+        out.append(dict(row))
+    return out
 
 
 def to_csv(table: list[dict[str, Any]]) -> str:
@@ -57,7 +83,7 @@ def register(app: Dash, app_ctx: AppContext) -> None:
     def _rows(tab, agent, actions, start, end, _version, _audit_version):
         if tab != "audit":
             return []
-        return rows(app_ctx, agent, actions, start, end)
+        return rows(app_ctx, agent, actions, start, end, grouped=True)
 
     @app.callback(
         Output(ids.AUDIT_DOWNLOAD, "data"),
