@@ -246,7 +246,7 @@ def audit_tab(mem: Memory) -> html.Div:
             DataTable(
                 id=ids.AUDIT_TABLE,
                 columns=[
-                    {"name": "time (UTC)", "id": "at"},
+                    {"name": "when (wall clock, UTC)", "id": "at"},
                     {"name": "action", "id": "action"},
                     {"name": "actor", "id": "actor"},
                     {"name": "agent", "id": "agent_id"},
@@ -359,7 +359,7 @@ def build_layout(mem: Memory, url: str | None, layout_finished: float | None = N
             html.Header(
                 [
                     html.Div([html.Span("lod", className="logo-a"), html.Span("viz", className="logo-b")], className="logo"),
-                    html.Div(f"{mem.path.rsplit('/', 1)[-1]} · {len(mem):,} memories · now {mem.now().strftime('%Y-%m-%d')}", id=ids.STORE_INFO, className="store-info"),
+                    html.Div(f"{mem.path.rsplit('/', 1)[-1]} · {len(mem):,} memories · now {mem.now().strftime('%Y-%m-%d')} ({_clock(mem)})", id=ids.STORE_INFO, className="store-info"),
                     html.Div(id=ids.SYNC_STATUS, className="sync-status"),
                     html.Div(id=ids.COUNTS, className="counts"),
                 ],
@@ -406,6 +406,11 @@ def build_layout(mem: Memory, url: str | None, layout_finished: float | None = N
 
 def tier_badge(tier: Tier) -> html.Span:
     return html.Span(tier.name, className="badge", style={"background": TIER_COLOURS[tier], "color": "#0b1020"})
+
+
+def _clock(mem: Memory) -> str:
+    """Which clock drives decay: the store's own reference time, or the wall clock."""
+    return "the store's reference time" if mem.info().reference_time is not None else "wall clock"
 
 
 def parse_date(value: str | None, reference: datetime) -> datetime:

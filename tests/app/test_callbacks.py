@@ -7,6 +7,7 @@ import math
 import pytest
 from dash import Patch
 
+import lodviz
 from lodviz.app import create_app
 from lodviz.app.callbacks import audit, scoring, selection, status, tuning
 from lodviz.app.figure import TRACE, hover_texts, patch_figure
@@ -288,3 +289,11 @@ def test_tuning_without_golden_queries_says_how_to_add_them(ctx):
 
     *_, text, suggestion = evidence.run(ctx, "exec-digest", 2000)
     assert "no golden queries" in text and suggestion is None
+
+
+def test_the_header_says_which_clock_drives_decay(app_mem, tmp_path):
+    from lodviz.app.page import build_layout
+
+    assert "now 2026-11-30 (the store's reference time)" in str(build_layout(app_mem, None).to_plotly_json())
+    with lodviz.open(tmp_path / "fresh.duckdb", embedder=app_mem.embedder) as fresh:
+        assert "(wall clock)" in str(build_layout(fresh, None).to_plotly_json())
