@@ -1119,6 +1119,19 @@ class Memory:
             raise MemoryNotFound(memory_id)
         return record
 
+    def find(self, text: str, *, agent_id: str | None = None, limit: int = 10) -> list[MemoryRecord]:
+        """Memories whose full text contains every word of ``text`` (case-insensitive), newest
+        first: to open a memory one remembers the words of. Not a retrieval; nothing is counted."""
+        words = [w for w in text.split() if w]
+        if not words:
+            raise InvalidInput("give some words to look for.")
+        limit = _positive(limit, "limit")
+        state = self._store.state()
+        visible = set(state.ids[self._visible(state, agent_id)].tolist())
+        found = [i for i in self._store.ids_with_words(words, limit * 4 + 50) if i in visible][:limit]
+        records = self._store.get(found)
+        return [records[i] for i in found if i in records]
+
     def expand(
         self,
         memory_id: MemoryId,

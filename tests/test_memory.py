@@ -260,3 +260,16 @@ def test_sample_favours_the_most_faded(mem):
         for item in mem.sample(2, now=NOW, seed=seed, touch=False).items:
             picks[item.id] += 1
     assert sum(picks[i] for i in stale) > 5 * sum(picks[i] for i in fresh)
+
+
+def test_find_opens_memories_by_the_words_of_their_text(mem):
+    old = mem.add("The Paragon MSA caps liability at 2x annual fees.", agent_id="legal", created_at=days_ago(30))
+    new = mem.add("Paragon asked to lower the liability cap to 1x fees.", agent_id="legal", created_at=days_ago(1))
+    mem.add("Private note of another agent about the Paragon liability cap.", agent_id="other", created_at=days_ago(2))
+    mem.add("100% of the batch_size setting is used.", agent_id="legal", created_at=days_ago(3))
+    assert [r.id for r in mem.find("paragon LIABILITY", agent_id="legal")] == [new, old]  # every word, any case, newest first
+    assert len(mem.find("paragon liability")) == 3  # no agent: every memory
+    assert mem.find("100% batch_size", agent_id="legal")[0].text.startswith("100%")  # LIKE wildcards are literal
+    assert mem.find("10_% batch", agent_id="legal") == []
+    with pytest.raises(InvalidInput):
+        mem.find("   ")

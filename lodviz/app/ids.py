@@ -80,3 +80,6 @@ RESOLVE = "resolve"
 
 #: Preset buttons are this prefix and the preset's name.
 PRESET_PREFIX = "preset-"
+
+OPEN_MEMORY = "open-memory"
+OPEN_MEMORY_STATUS = "open-memory-status"

@@ -123,6 +123,11 @@ def controls_panel(mem: Memory, c: Controls) -> html.Div:
                 ),
             ),
             _card(
+                "Open a memory",
+                dcc.Input(id=ids.OPEN_MEMORY, type="text", placeholder="#id, or words from its text", className="text-input", n_submit=0, debounce=True),
+                html.Div(id=ids.OPEN_MEMORY_STATUS, className="hint"),
+            ),
+            _card(
                 "Agent & profile",
                 dcc.Dropdown(id=ids.AGENT, options=agent_options(mem), value=c.agent, clearable=False, className="dropdown"),
                 html.Div(

@@ -71,6 +71,10 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def get(self, ids: Sequence[int]) -> dict[int, MemoryRecord]: ...
 
+    @abc.abstractmethod
+    def ids_with_words(self, words: Sequence[str], limit: int) -> list[int]:
+        """Ids of memories whose full text holds every word (case-insensitive), newest first."""
+
     def contents(self, ids: Sequence[int], tiers: Sequence[int]) -> dict[int, tuple[str, str | None]]:
         """Each memory's text at its tier, and its source: what a result shows.
 

@@ -990,6 +990,15 @@ class DuckDBStore(Store):
             )
             self._insert_audit(audit)
 
+    def ids_with_words(self, words: Sequence[str], limit: int) -> list[int]:
+        if not words:
+            return []
+        escaped = ["%" + w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%" for w in words]
+        where = " AND ".join("text ILIKE ? ESCAPE '\\'" for _ in escaped)
+        with self._lock:
+            rows = self._run(f"SELECT id FROM memories WHERE forgotten_at IS NULL AND {where} ORDER BY created_at DESC, id DESC LIMIT ?", [*escaped, int(limit)])
+        return [int(r[0]) for r in rows]
+
     def id_of_hash(self, content_hash: str) -> int | None:
         with self._lock:
             rows = self._run("SELECT id FROM memories WHERE content_hash = ?", [content_hash])

@@ -153,6 +153,20 @@ def test_clicking_a_memory_opens_its_panel_with_the_librarys_numbers(page, serve
     assert f"m={shown}" in page.url
 
 
+def test_a_memory_opens_from_the_sidebar_by_id_and_by_words(page, served):
+    url, mem = served
+    open_scene(page, url)
+    target = int(mem.columns().ids[7])
+    page.fill("#open-memory", f"#{target}")
+    page.press("#open-memory", "Enter")
+    assert eventually(page, lambda: page.is_visible(".panel-id") and f"#{target}" in page.inner_text(".panel-id"), 20_000)
+    page.fill("#open-memory", "vendor portal")
+    page.press("#open-memory", "Enter")
+    xss = xss_id(mem)
+    assert eventually(page, lambda: f"#{xss}" in page.inner_text(".panel-id"), 20_000)
+    assert page.inner_text("#open-memory-status").startswith(f"#{xss}:")
+
+
 def test_promote_changes_the_floor_in_the_duckdb_file_and_adds_an_audit_event(browser, app_store, embedder):
     mem = lodviz.open(app_store, embedder=embedder)
     target = int(mem.columns().ids[20])

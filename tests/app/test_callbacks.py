@@ -297,3 +297,12 @@ def test_the_header_says_which_clock_drives_decay(app_mem, tmp_path):
     assert "now 2026-11-30 (the store's reference time)" in str(build_layout(app_mem, None).to_plotly_json())
     with lodviz.open(tmp_path / "fresh.duckdb", embedder=app_mem.embedder) as fresh:
         assert "(wall clock)" in str(build_layout(fresh, None).to_plotly_json())
+
+
+def test_a_memory_opens_by_id_or_by_its_words(ctx, app_mem):
+    target = xss_id(app_mem)
+    assert selection.open_memory(ctx, f"#{target}", ALL_AGENTS)[0] == target
+    picked, line = selection.open_memory(ctx, "vendor portal", ALL_AGENTS)
+    assert picked == target and line.startswith(f"#{target}:")
+    assert selection.open_memory(ctx, "#999999", ALL_AGENTS)[1] == "No memory with id 999999."
+    assert selection.open_memory(ctx, "zebra quantum marmalade", ALL_AGENTS)[1].startswith("No memory holds all of those words")

@@ -17,7 +17,7 @@ from lodviz.app.callbacks.scoring import VIEW_CONTROLS, params_from_controls, vi
 from lodviz.app.callbacks.status import mark_seen
 from lodviz.app.context import APP_ACTOR, AppContext
 from lodviz.app.figure import TIER_COLOURS
-from lodviz.app.page import tier_badge
+from lodviz.app.page import ALL_AGENTS, tier_badge
 from lodviz.app.view import ViewRequest
 from lodviz.errors import LodvizError, MemoryNotFound
 from lodviz.records import Conflict, MemoryRecord
@@ -200,11 +200,42 @@ def act(app_ctx: AppContext, action: str, memory_id: int | None, reason: str | N
         return str(exc)
 
 
+def open_memory(app_ctx: AppContext, text: str | None, agent: str | None) -> tuple[Any, str]:
+    """(the id to select, a line for the sidebar) for "#id" or words from a memory's text."""
+    text = (text or "").strip()
+    if not text:
+        return no_update, ""
+    who = None if agent in (None, ALL_AGENTS) else agent
+    number = text.lstrip("#")
+    try:
+        if number.isdigit():
+            record = app_ctx.mem.get(int(number), agent_id=who)
+            return record.id, f"#{record.id}: {record.headline}"
+        found = app_ctx.mem.find(text, agent_id=who, limit=5)
+    except LodvizError as exc:
+        return no_update, str(exc)
+    if not found:
+        return no_update, "No memory holds all of those words" + (f" for {who}." if who else ".")
+    more = f" ({len(found)} match; the newest is open)" if len(found) > 1 else ""
+    return found[0].id, f"#{found[0].id}: {found[0].headline}{more}"
+
+
 def register(app: Dash, app_ctx: AppContext) -> None:
     @app.callback(Output(ids.SELECTED_ID, "data"), Input(ids.SCENE, "clickData"), prevent_initial_call=True)
     def _select(click_data):
         memory_id = clicked_id(click_data)
         return memory_id if memory_id is not None else no_update
+
+    @app.callback(
+        Output(ids.SELECTED_ID, "data", allow_duplicate=True),
+        Output(ids.OPEN_MEMORY_STATUS, "children"),
+        Input(ids.OPEN_MEMORY, "n_submit"),
+        State(ids.OPEN_MEMORY, "value"),
+        State(ids.AGENT, "value"),
+        prevent_initial_call=True,
+    )
+    def _open(_n, text, agent):
+        return open_memory(app_ctx, text, agent)
 
     @app.callback(
         Output(ids.PANEL_BODY, "children"),
