@@ -57,6 +57,8 @@ if str(REPO) not in sys.path:
 
 import numpy as np  # noqa: E402
 
+from benchmarks.retrieval import env_prefix, lodviz_version, markdown_table  # noqa: E402  (the same report helpers)
+
 RESULTS = REPO / "benchmarks" / "results"
 SOURCES = REPO / "sample_data" / "sources"
 BEFORE_WORDS = 22  # the previous ExtractiveCompressor's headline_words
@@ -244,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     count_tokens("warm up")
     result: dict[str, Any] = {
         "name": args.name,
-        "command": " ".join([_env_prefix() + "python benchmarks/headlines.py", shlex.join(given)]).strip(),
+        "command": " ".join([env_prefix() + "python benchmarks/headlines.py", shlex.join(given)]).strip(),
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": machine(),
         "lodviz_commit": git("rev-parse", "HEAD"),
@@ -283,33 +285,11 @@ def _f(value: float | None, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
-def _env_prefix() -> str:
-    """'PYTHONPATH=... ' when the lodviz imported is a copy outside the repo (so the command reproduces it)."""
-    from benchmarks.retrieval import lodviz_source
-
-    source = lodviz_source()
-    return "" if source == (REPO / "lodviz").resolve() else f"PYTHONPATH={shlex.quote(str(source.parent))} "
-
-
-def _lodviz_version(result: dict[str, Any]) -> str:
-    """The repo's commit, or the copy of lodviz that was imported instead."""
-    source = result.get("lodviz_source")
-    if source and Path(source) != (REPO / "lodviz").resolve():
-        return f"copy at {source} ({result.get('lodviz_fingerprint')})"
-    return f"{result.get('lodviz_commit', '?')[:10]}{' (dirty)' if result.get('lodviz_dirty') else ''}"
-
-
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
 def report(result: dict[str, Any]) -> str:
     parts = [
         f"## Headline quality: {result['name']}",
         "",
-        f"`{result['command']}`; lodviz {_lodviz_version(result)}; {result['config']['embedding_model']}; "
+        f"`{result['command']}`; lodviz {lodviz_version(result)}; {result['config']['embedding_model']}; "
         "a memory's headline as the query, its rank among its pool by cosine to the full-text vectors.",
     ]
     header = ["", "n", "hit@1 before", "hit@1 after", "hit@5 before", "hit@5 after", "MRR before", "MRR after"]
@@ -323,8 +303,8 @@ def report(result: dict[str, Any]) -> str:
         rows += [row(f"agent {g}", before["by_agent"][g], after["by_agent"][g]) for g in before["by_agent"]]
         if len(before["by_kind"]) > 1:
             rows += [row(f"kind {g}", before["by_kind"][g], after["by_kind"][g]) for g in before["by_kind"]]
-        parts += ["", f"### {name}: {data['memories']:,} memories, {data['pools']} pool(s)", "", _table(header, rows), ""]
-        parts.append(_table(
+        parts += ["", f"### {name}: {data['memories']:,} memories, {data['pools']} pool(s)", "", markdown_table(header, rows), ""]
+        parts.append(markdown_table(
             ["headline", "mean words", "mean MiniLM tokens", "max tokens", "cut short"],
             [[v, _f(data["variants"][v]["mean_words"], 1), _f(data["variants"][v]["mean_tokens"], 1),
               str(data["variants"][v]["max_tokens"]), f"{100 * data['variants'][v]['cut_short']:.0f}%"]

@@ -553,7 +553,7 @@ def main(argv: list[str] | None = None) -> int:
     commit = git("rev-parse", "HEAD")
     result: dict[str, Any] = {
         "name": args.name,
-        "command": " ".join([_env_prefix() + "python benchmarks/retrieval.py", shlex.join(given)]).strip(),
+        "command": " ".join([env_prefix() + "python benchmarks/retrieval.py", shlex.join(given)]).strip(),
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": machine(),
         "load_average_at_start": list(os.getloadavg()),
@@ -642,13 +642,13 @@ def _f(value: float | None, digits: int = 2) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
-def _env_prefix() -> str:
+def env_prefix() -> str:
     """'PYTHONPATH=... ' when the lodviz imported is a copy outside the repo (so the command reproduces it)."""
     source = lodviz_source()
     return "" if source == (REPO / "lodviz").resolve() else f"PYTHONPATH={shlex.quote(str(source.parent))} "
 
 
-def _lodviz_version(result: dict[str, Any]) -> str:
+def lodviz_version(result: dict[str, Any]) -> str:
     """The repo's commit, or the copy of lodviz that was imported instead."""
     source = result.get("lodviz_source")
     if source and Path(source) != (REPO / "lodviz").resolve():
@@ -656,7 +656,7 @@ def _lodviz_version(result: dict[str, Any]) -> str:
     return f"{result.get('lodviz_commit', '?')[:10]}{' (dirty)' if result.get('lodviz_dirty') else ''}"
 
 
-def _table(header: list[str], rows: list[list[str]]) -> str:
+def markdown_table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
@@ -687,13 +687,13 @@ def report(result: dict[str, Any]) -> str:
     parts = [
         title,
         "",
-        f"`{result['command']}`; lodviz {_lodviz_version(result)}; {len(data)} conversations, "
+        f"`{result['command']}`; lodviz {lodviz_version(result)}; {len(data)} conversations, "
         f"{sum(c['turns'] for c in data):,} turns, {sum(c['questions'] for c in data)} questions; "
         f"now = {result['config']['now']}; {mach.get('cpus', '?')} cores.",
         "",
         "### Mean recall of the evidence turns",
         "",
-        _table(header, rows),
+        markdown_table(header, rows),
     ]
     rows = []
     for name, run in result["runs"].items():
@@ -703,21 +703,21 @@ def report(result: dict[str, Any]) -> str:
             + (f" ({per[str(b)]['mean_items_per_tier']['FULL']:.0f}/{per[str(b)]['mean_items_per_tier']['SUMMARY']:.0f}/"
                f"{per[str(b)]['mean_items_per_tier']['HEADLINE']:.0f})" if run["tiered"] else "")
             for b in budgets])
-    parts += ["", "### Real tokens / items returned (mean; lodviz: FULL/SUMMARY/HEADLINE items)", "", _table(header, rows)]
+    parts += ["", "### Real tokens / items returned (mean; lodviz: FULL/SUMMARY/HEADLINE items)", "", markdown_table(header, rows)]
     rows = []
     for name, run in result["runs"].items():
         per = run["budgets"]
         rows.append([run["label"]] + [
             f"{per[str(b)]['budget_violations']} (max +{per[str(b)]['max_overshoot']}), {per[str(b)]['failures']} failed"
             for b in budgets])
-    parts += ["", "### Over budget in real tokens (questions, max overshoot), failures", "", _table(header, rows)]
+    parts += ["", "### Over budget in real tokens (questions, max overshoot), failures", "", markdown_table(header, rows)]
     rows = []
     for name, run in result["runs"].items():
         per = run["budgets"]
         rows.append([run["label"]] + [
             f"{_f(per[str(b)]['pooled_recall_any'])}" + (f" / {_f(per[str(b)]['pooled_recall_full_summary'])}" if run["tiered"] else "")
             for b in budgets])
-    parts += ["", "### Pooled recall (all evidence turns together; lodviz: any tier / FULL-SUMMARY)", "", _table(header, rows)]
+    parts += ["", "### Pooled recall (all evidence turns together; lodviz: any tier / FULL-SUMMARY)", "", markdown_table(header, rows)]
     for name, run in result["runs"].items():
         per = run["budgets"]
         cats = [c for c in CATEGORIES if c in per[str(budgets[0])]["by_category"]]
@@ -730,7 +730,7 @@ def report(result: dict[str, Any]) -> str:
                 cells.append(_f(c["recall_any"]) + (f" / {_f(c['recall_full_summary'])}" if run["tiered"] else ""))
             rows.append([f"{cat} ({n})"] + cells)
         what = " (any tier / FULL-SUMMARY)" if run["tiered"] else ""
-        parts += ["", f"### {run['label']}: recall by question category{what}", "", _table(["category (questions)"] + header[1:], rows)]
+        parts += ["", f"### {run['label']}: recall by question category{what}", "", markdown_table(["category (questions)"] + header[1:], rows)]
     parts += ["", "Run time per system: " + ", ".join(f"{run['label']} {run['seconds']:.0f} s" for run in result["runs"].values())]
     return "\n".join(parts)
 

@@ -1127,8 +1127,9 @@ class Memory:
             raise InvalidInput("give some words to look for.")
         limit = _positive(limit, "limit")
         state = self._store.state()
-        visible = set(state.ids[self._visible(state, agent_id)].tolist())
-        found = [i for i in self._store.ids_with_words(words, limit * 4 + 50) if i in visible][:limit]
+        candidates = self._store.ids_with_words(words, limit * 4 + 50)
+        seen = self._visible(state, agent_id)[state.rows_of(candidates)] if candidates else []
+        found = [i for i, ok in zip(candidates, seen) if ok][:limit]
         records = self._store.get(found)
         return [records[i] for i in found if i in records]
 

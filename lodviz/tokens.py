@@ -16,6 +16,7 @@ a sequence. ``token_counter(spec, embedder)`` picks one from a setting.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -44,6 +45,24 @@ def count(counter: TokenCounter, text: str) -> int:
     return int(counter.count_many([text])[0]) if text else 0
 
 
+@functools.lru_cache(maxsize=8)
+def _tokenizer(source: str) -> Any:
+    """A tokenizer loaded once per process: every Memory, and a Memory's budget and
+    embedding-window counters, share it (it is only ever called the same way)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        from transformers import AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        tokenizer = AutoTokenizer.from_pretrained(source)
+    except Exception as exc:  # the library raises many kinds; all mean "cannot load"
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InvalidParameters(f"cannot load the tokenizer of {source!r}: {first}") from None
+    tokenizer.model_max_length = 10**12  # counting only, never truncating: no length warnings
+    return tokenizer
+
+
 class ModelTokenCounter:
     """A Hugging Face tokenizer loaded from a model name or directory (offline)."""
 
@@ -54,18 +73,7 @@ class ModelTokenCounter:
 
     def _load(self) -> Any:
         if self._tokenizer is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            try:
-                from transformers import AutoTokenizer
-                from transformers.utils import logging as hf_logging
-
-                hf_logging.set_verbosity_error()
-                tokenizer = AutoTokenizer.from_pretrained(self.source)
-            except Exception as exc:  # the library raises many kinds; all mean "cannot load"
-                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                raise InvalidParameters(f"cannot load the tokenizer of {self.source!r}: {first}") from None
-            tokenizer.model_max_length = 10**12  # counting only, never truncating: no length warnings
-            self._tokenizer = tokenizer
+            self._tokenizer = _tokenizer(self.source)
         return self._tokenizer
 
     def count_many(self, texts: Sequence[str]) -> np.ndarray:
