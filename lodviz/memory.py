@@ -42,7 +42,7 @@ from lodviz.ingest.compress import Compressor, ExtractiveCompressor
 from lodviz.ingest.embed import Embedder, SentenceTransformerEmbedder
 from lodviz.ingest.inputs import MemoryInput, parse_record, parse_time
 from lodviz.params import DEFAULT, PRESETS, Params, preset
-from lodviz.records import MemoryId
+from lodviz.records import MemoryId, RecentUse
 from lodviz.result import (
     AgentOverview,
     FloorChange,
@@ -79,6 +79,8 @@ EMBED_FIELDS = ("auto", "summary", "full")
 LAYOUT_MODEL = "layout_model"
 #: The default for new stores: the full text where the model reads it whole, else the summary.
 DEFAULT_EMBED_FIELD = "auto"
+#: Audit actions that use memories (count as retrievals): what "recently used" reads.
+USING_ACTIONS = ("search", "expand", "recent", "unseen", "sample")
 
 
 @dataclass(frozen=True)
@@ -1410,6 +1412,23 @@ class Memory:
 
     def audit(self, **filters: Any) -> list[AuditEvent]:
         return self._store.audit(**filters)
+
+    def recent_uses(self, since: datetime, *, limit_events: int = 100) -> dict[int, RecentUse]:
+        """The memories used since ``since`` (wall clock), each with its latest use.
+
+        Read from the audit log: every search that touched memories and every
+        expand is an event there, with who and when. At most ``limit_events``
+        events are read, newest first, so a busy store costs one bounded query.
+        """
+        events = self._store.audit(actions=list(USING_ACTIONS), since=since, limit=limit_events)
+        latest: dict[int, RecentUse] = {}
+        for event in events:  # newest first: the first use seen of a memory is its latest
+            used = [event.memory_id] if event.action == "expand" else event.details.get("touched", [])
+            for memory_id in used:
+                if memory_id is None or int(memory_id) in latest or event.at is None:
+                    continue
+                latest[int(memory_id)] = RecentUse(int(memory_id), event.agent_id, event.actor, event.at, event.action, event.query)
+        return latest
 
     def last_event_id(self) -> int:
         """The id of the newest audit event (0 for none): every change to the store writes one."""

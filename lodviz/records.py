@@ -186,6 +186,22 @@ class AuditEvent:
         }
 
 
+@dataclass(frozen=True)
+class RecentUse:
+    """The latest use of one memory: who retrieved it, when (wall clock), through what."""
+
+    memory_id: int
+    agent_id: str | None
+    actor: str
+    at: datetime
+    action: str  # search, expand, recent, unseen, sample
+    query: str | None = None
+
+    @property
+    def who(self) -> str:
+        return self.actor if not self.agent_id or self.agent_id == self.actor else f"{self.actor} ({self.agent_id})"
+
+
 ROW_FIELDS = (
     "ids",
     "created_at",

@@ -31,7 +31,8 @@ BACKGROUND = "#0b1020"
 GRID = "#1f2a44"
 TEXT = "#c9d3e6"
 
-TRACE = {"terraces": 0, "faint": 4, "memories": 5, "terrain": 6, "lines": 7, "camera": 8, "conflicts": 9}
+TRACE = {"terraces": 0, "faint": 4, "memories": 5, "terrain": 6, "lines": 7, "camera": 8, "conflicts": 9, "recent": 10}
+RECENT_COLOUR = "#ffffff"
 CONFLICT_COLOUR = "#ff5c7a"
 COLOR_MODES = ("tier", "agent", "kind", "age")
 GRID_CELLS = 56
@@ -302,6 +303,15 @@ def build_figure(view: View, headlines: dict[int, str], *, color_mode: str = "ti
             hoverinfo="skip", name="conflicts",
         )
     )
+    rx, ry, rz, rids, rtext = _recent(view)
+    fig.add_trace(
+        go.Scatter3d(
+            x=rx, y=ry, z=rz, mode="markers",
+            marker={"size": sizes(view, np.asarray(list(view.recent), dtype=np.int64)) + 7, "color": RECENT_COLOUR,
+                    "symbol": "circle-open", "opacity": 0.95, "line": {"width": 2, "color": RECENT_COLOUR}},
+            customdata=rids, hovertext=rtext, hovertemplate="%{hovertext}<extra></extra>", name="recently used",
+        )
+    )
     x0, x1, y0, y1 = _bounds(view)
     axis = {
         "backgroundcolor": BACKGROUND,
@@ -309,6 +319,8 @@ def build_figure(view: View, headlines: dict[int, str], *, color_mode: str = "ti
         "zerolinecolor": GRID,
         "color": TEXT,
         "showspikes": False,
+        "title": {"text": ""},
+        "showticklabels": False,
     }
     fig.update_layout(
         paper_bgcolor=BACKGROUND,
@@ -318,24 +330,10 @@ def build_figure(view: View, headlines: dict[int, str], *, color_mode: str = "ti
         showlegend=False,
         uirevision="landscape",
         scene={
-            "xaxis": {**axis, "title": {"text": "semantic map →"}, "range": [x0, x1], "showticklabels": False},
-            "yaxis": {**axis, "title": {"text": "semantic map ↗"}, "range": [y0, y1], "showticklabels": False},
-            "zaxis": {**axis, "title": {"text": ""}, "range": [0, camera_height() + 0.4], "showticklabels": False},
-            # Terrace names sit on the terraces themselves: axis tick labels
-            # end up outside the scene at most camera angles.
-            "annotations": [
-                {
-                    "x": x0,
-                    "y": y1,
-                    "z": t * TERRACE_HEIGHT + 0.15,
-                    "text": t.name,
-                    "showarrow": False,
-                    "xanchor": "right",
-                    "font": {"color": TIER_COLOURS[t], "size": 12},
-                    "opacity": 0.9,
-                }
-                for t in Tier
-            ],
+            "xaxis": {**axis, "range": [x0, x1]},
+            "yaxis": {**axis, "range": [y0, y1]},
+            "zaxis": {**axis, "range": [0, camera_height() + 0.4]},
+            "annotations": scene_labels(x0, x1, y0, y1),
             "aspectmode": "manual",
             "aspectratio": {"x": 1.25, "y": 1.25, "z": 0.8},
             "camera": {"eye": {"x": 1.55, "y": -1.2, "z": 0.75}, "center": {"x": 0.0, "y": 0.02, "z": -0.12}},
@@ -343,6 +341,47 @@ def build_figure(view: View, headlines: dict[int, str], *, color_mode: str = "ti
         hoverlabel={"bgcolor": "#141c33", "bordercolor": "#3a4a70", "font": {"color": "#ffffff"}},
     )
     return fig
+
+
+def scene_labels(x0: float, x1: float, y0: float, y1: float) -> list[dict[str, Any]]:
+    """The terrace names and the ground's axis names, as labels with a backing.
+
+    They are SVG over the WebGL scene (so they stay legible in front of points
+    at any camera angle), anchored on the near-left corner and front edges of
+    the default camera, where no point lies: a point cloud never fills the
+    corner of its bounding box. plotly hides a scene label whose anchor is not
+    strictly inside the axis ranges, so anchors sit a hair inside the edges.
+    """
+    nudge_x, nudge_y = (x1 - x0) * 1e-3, (y1 - y0) * 1e-3
+    x0, x1, y0, y1 = x0 + nudge_x, x1 - nudge_x, y0 + nudge_y, y1 - nudge_y
+    terraces = [
+        {
+            "x": x0, "y": y0, "z": t * TERRACE_HEIGHT + 0.45, "text": f"<b>{t.name}</b>", "showarrow": False,
+            "xanchor": "right", "xshift": -8, "font": {"color": TIER_COLOURS[t], "size": 13},
+            "bgcolor": "rgba(11,16,32,0.82)", "bordercolor": TIER_COLOURS[t], "borderwidth": 1, "borderpad": 3,
+        }
+        for t in Tier
+    ]
+    ground = {"showarrow": False, "font": {"color": "#9aa6c2", "size": 12}, "bgcolor": "rgba(11,16,32,0.6)", "borderpad": 2}
+    axes = [
+        {**ground, "x": (x0 + x1) / 2, "y": y0, "z": 0.01, "text": "semantic map →", "yanchor": "top", "yshift": -6},
+        {**ground, "x": x1, "y": (y0 + y1) / 2, "z": 0.01, "text": "semantic map ↗", "yanchor": "top", "yshift": -6},
+    ]
+    return terraces + axes
+
+
+def _recent(view: View) -> tuple[list[float], list[float], list[float], list[int], list[str]]:
+    """Rings around memories used in the last hour: where, and who used them when."""
+    if not view.recent:
+        return [], [], [], [], []
+    rows = np.asarray(list(view.recent), dtype=np.int64)
+    ids = view.land.state.ids[rows]
+    texts = []
+    for row, memory_id in zip(rows.tolist(), ids.tolist()):
+        use = view.recent[row]
+        how = f"{use.action} “{plotly_text(use.query)}”" if use.query else use.action
+        texts.append(f"#{memory_id} · used by {plotly_text(use.who)} at {use.at:%H:%M:%S} UTC (wall clock) · {how}")
+    return view.x[rows].tolist(), view.y[rows].tolist(), np.round(view.z(rows), 4).tolist(), ids.tolist(), texts
 
 
 def patch_figure(view: View, *, color_mode: str = "tier", show_terrain: bool = False) -> Patch:
@@ -377,4 +416,6 @@ def patch_figure(view: View, *, color_mode: str = "tier", show_terrain: bool = F
     patch["data"][TRACE["conflicts"]]["x"] = cx
     patch["data"][TRACE["conflicts"]]["y"] = cy
     patch["data"][TRACE["conflicts"]]["z"] = cz
+    rx, ry, rz, _, _ = _recent(view)
+    patch["data"][TRACE["recent"]]["z"] = rz
     return patch

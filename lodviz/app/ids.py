@@ -83,3 +83,9 @@ PRESET_PREFIX = "preset-"
 
 OPEN_MEMORY = "open-memory"
 OPEN_MEMORY_STATUS = "open-memory-status"
+
+APP = "app"
+PANEL_CLOSE = "panel-close"
+PRESENT = "present"
+PRESENT_TITLE = "present-title"
+PRESET_TARGET = "preset-target"

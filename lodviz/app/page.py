@@ -79,8 +79,9 @@ class Controls:
         )
 
 
-def _card(title: str, *children: Any, **kwargs: Any) -> html.Div:
-    return html.Div([html.Div(title, className="card-title"), *children], className="card", **kwargs)
+def _card(title: str, *children: Any, folded: bool = False) -> html.Details:
+    """A sidebar card that folds on its title, so a short screen reaches every control."""
+    return html.Details([html.Summary(title, className="card-title"), *children], open=not folded, className="card")
 
 
 def _slider_row(label: str, readout_id: str, control: Any, hint: str) -> html.Div:
@@ -111,7 +112,8 @@ def controls_panel(mem: Memory, c: Controls) -> html.Div:
         [
             _card(
                 "Query camera",
-                dcc.Input(id=ids.QUERY, type="text", value=c.query, debounce=False, placeholder="Ask the store, e.g. liability cap in CRO agreements", className="text-input", n_submit=0),
+                # A text area that grows with the query, so a long question shows whole; Enter searches (assets/keys.js).
+                dcc.Textarea(id=ids.QUERY, value=c.query, rows=1, placeholder="Ask the store, e.g. liability cap in CRO agreements", className="text-input query-input"),
                 dcc.Input(id=ids.EXCLUDE, type="text", value=c.exclude, placeholder="Exclude topics (comma-separated)", className="text-input exclude-input", n_submit=0),
                 html.Div(
                     [
@@ -146,8 +148,9 @@ def controls_panel(mem: Memory, c: Controls) -> html.Div:
                 _slider_row(
                     "α similarity vs recency",
                     ids.ALPHA_READOUT,
-                    dcc.Slider(id=ids.ALPHA, min=0, max=1, step=0.05, value=p.alpha, marks={0: "0", 0.5: "½", 1: "1"}, updatemode="drag", allow_direct_input=False),
-                    "0 = recency only, 1 = meaning only: L = α·S + (1−α)·D",
+                    # Arrow keys move 0.05 and Shift+arrow 0.01 (assets/keys.js); a drag is fine-grained.
+                    dcc.Slider(id=ids.ALPHA, min=0, max=1, step=0.01, value=p.alpha, marks={0: "0", 0.5: "½", 1: "1"}, updatemode="drag", allow_direct_input=False),
+                    "0 = recency only, 1 = meaning only: L = α·S + (1−α)·D. Arrows: ±0.05, Shift+arrows: ±0.01",
                 ),
                 _slider_row(
                     "λ decay per day",
@@ -196,12 +199,19 @@ def legend() -> html.Div:
     return html.Div(
         [
             html.Div(id=ids.LEGEND_COLOURS, className="legend-colours"),
-            html.Div(
-                "Ground: a semantic map (UMAP of the embeddings), related memories sit together. "
-                "Height: the tier a search would return (FULL on top, then SUMMARY, HEADLINE, OUT), "
-                "and within a terrace the score L. Size: how often a memory was retrieved; ◆ = a tier floor set by promote. "
-                "Faint points are outside the query's k nearest; red dashes link memories that may contradict each other.",
-                className="legend-text",
+            html.Details(
+                [
+                    html.Summary("How to read the scene · click a point (or near one) to open it", className="legend-summary"),
+                    html.Div(
+                        "Ground: a semantic map (UMAP of the embeddings), related memories sit together. "
+                        "Height: the tier a search would return (FULL on top, then SUMMARY, HEADLINE, OUT), "
+                        "and within a terrace the score L. Size: how often a memory was retrieved; ◆ = a tier floor set by promote; "
+                        "a white ring = used in the last hour (hover it for who and when). "
+                        "Faint points are outside the query's k nearest; red dashes link memories that may contradict each other.",
+                        className="legend-text",
+                    ),
+                ],
+                className="legend-more",
             ),
         ],
         className="legend",
@@ -211,7 +221,8 @@ def legend() -> html.Div:
 def memory_panel() -> html.Div:
     return html.Div(
         [
-            html.Div(id=ids.PANEL_BODY, children=html.Div("Click a memory in the scene to see why it sits where it sits.", className="empty")),
+            html.Button("×", id=ids.PANEL_CLOSE, className="panel-close", n_clicks=0, title="Close (the scene takes the width)"),
+            html.Div(id=ids.PANEL_BODY, children=html.Div("Click a memory in the scene to see why it sits where it sits.", className="empty nothing-open")),
             html.Div(
                 [
                     dcc.Input(id=ids.REASON, type="text", placeholder="Reason (kept in the audit log)", className="text-input"),
@@ -360,6 +371,7 @@ def build_layout(mem: Memory, url: str | None, layout_finished: float | None = N
             dcc.Store(id=ids.AUDIT_VERSION, data=0),
             dcc.Store(id=ids.URL_SINK),
             dcc.Store(id=ids.FLY_SINK),
+            dcc.Store(id=ids.PRESET_TARGET),
             dcc.Interval(id=ids.POLL, interval=2000),
             html.Header(
                 [
@@ -367,6 +379,8 @@ def build_layout(mem: Memory, url: str | None, layout_finished: float | None = N
                     html.Div(f"{mem.path.rsplit('/', 1)[-1]} · {len(mem):,} memories · now {mem.now().strftime('%Y-%m-%d')} ({_clock(mem)})", id=ids.STORE_INFO, className="store-info"),
                     html.Div(id=ids.SYNC_STATUS, className="sync-status"),
                     html.Div(id=ids.COUNTS, className="counts"),
+                    html.Button("Present", id=ids.PRESENT, className="btn small present-btn", n_clicks=0,
+                                title="Presentation mode: the scene full screen, large type, the query as a title (Esc leaves)"),
                 ],
                 className="header",
             ),
@@ -385,8 +399,12 @@ def build_layout(mem: Memory, url: str | None, layout_finished: float | None = N
                                 controls_panel(mem, c),
                                 html.Div(
                                     [
-                                        dcc.Graph(id=ids.SCENE, config={"displaylogo": False, "scrollZoom": True}, className="scene", style={"height": "100%"}),
+                                        html.Div(id=ids.PRESENT_TITLE, className="present-title"),
                                         html.Div(id=ids.SCENE_NOTE, className="scene-note"),
+                                        html.Div(
+                                            dcc.Graph(id=ids.SCENE, config={"displaylogo": False, "scrollZoom": True}, responsive=True, className="scene", style={"height": "100%"}),
+                                            className="scene-box",
+                                        ),
                                         legend(),
                                     ],
                                     className="stage",
@@ -406,6 +424,7 @@ def build_layout(mem: Memory, url: str | None, layout_finished: float | None = N
             ),
         ],
         className="app",
+        id=ids.APP,
     )
 
 

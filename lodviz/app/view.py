@@ -10,7 +10,7 @@ candidates in full plus a stable sample of the rest, and says so.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from lodviz import budget as budgeting
 from lodviz.mapping import positions
 from lodviz.memory import Landscape, Memory
 from lodviz.params import Params
+from lodviz.records import RecentUse
 from lodviz.scoring import Tier
 
 #: Above this many memories the scene draws a sample (headless Chromium draws
@@ -28,6 +29,8 @@ DEFAULT_DRAW_LIMIT = 15_000
 TERRACE_HEIGHT = 1.0
 QUERY_NEIGHBOURS = 10
 MAX_QUERY_LINES = 80
+#: Memories used this recently (wall clock) are ringed in the scene, with who used them.
+RECENT_WINDOW = timedelta(hours=1)
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,7 @@ class View:
     counts: dict[str, int] = field(default_factory=dict)
     tokens: int = 0
     conflict_pairs: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64))  # rows of open conflicts
+    recent: dict[int, RecentUse] = field(default_factory=dict)  # drawn row -> its latest use within RECENT_WINDOW
 
     @property
     def total(self) -> int:
@@ -96,7 +100,9 @@ def _stable_sample(ids: np.ndarray, keep: int) -> np.ndarray:
     return hashed < np.uint64(int(keep / len(ids) * 2**32))
 
 
-def compute_view(mem: Memory, request: ViewRequest, draw_limit: int = DEFAULT_DRAW_LIMIT) -> View:
+def compute_view(
+    mem: Memory, request: ViewRequest, draw_limit: int = DEFAULT_DRAW_LIMIT, recent_window: timedelta = RECENT_WINDOW
+) -> View:
     land = mem.landscape(
         request.query if request.has_query else None,
         agent_id=request.agent_id,
@@ -120,6 +126,7 @@ def compute_view(mem: Memory, request: ViewRequest, draw_limit: int = DEFAULT_DR
     view.counts = {t.name: int((tiers == t).sum()) for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE, Tier.OUT)}
     view.tokens = result_tokens(state, candidates, tiers)
     view.conflict_pairs = conflict_rows(mem, request, state.ids)
+    view.recent = recent_rows(mem, state.ids, drawn, datetime.now(UTC) - recent_window)
     if land.query_vector is not None and len(candidates):
         s = land.scored.similarity
         nearest = np.argsort(-s)[:QUERY_NEIGHBOURS]
@@ -129,6 +136,15 @@ def compute_view(mem: Memory, request: ViewRequest, draw_limit: int = DEFAULT_DR
             float(np.average(y[nearest], weights=weights)),
         )
     return view
+
+
+def recent_rows(mem: Memory, ids: np.ndarray, drawn: np.ndarray, since: datetime) -> dict[int, RecentUse]:
+    """Drawn rows used since ``since``, each with its latest use (who, when, how)."""
+    uses = mem.recent_uses(since)
+    if not uses or not len(drawn):
+        return {}
+    drawn_ids = ids[drawn]
+    return {int(row): uses[int(i)] for row, i in zip(drawn.tolist(), drawn_ids.tolist()) if int(i) in uses}
 
 
 def conflict_rows(mem: Memory, request: ViewRequest, ids: np.ndarray) -> np.ndarray:

@@ -77,6 +77,23 @@ def click_memory(page, memory_id: int) -> None:
     page.mouse.up()
 
 
+def settled(page) -> None:
+    """Wait until the plot has the size of its box (opening or closing the panel resizes it)."""
+    page.wait_for_function(
+        "() => { const gd = document.querySelector('#scene .js-plotly-plot'), box = document.querySelector('.scene-box');"
+        " return gd && gd._fullLayout && Math.abs(gd._fullLayout.width - box.clientWidth) <= 1; }",
+        timeout=10_000,
+    )
+    page.wait_for_timeout(300)  # the WebGL scene redraws on the next frames
+
+
+def unhover(page) -> None:
+    """Move to empty sky in the scene, so the next hover label is the next memory's."""
+    box = page.locator(".scene-box").bounding_box()
+    page.mouse.move(box["x"] + 12, box["y"] + 12)
+    page.wait_for_selector("#scene .hovertext", state="detached", timeout=10_000)
+
+
 def counts(page) -> str:
     return page.inner_text("#counts")
 
@@ -220,15 +237,15 @@ def test_a_memory_of_every_tier_can_be_hovered_and_opened(page, served, terrain)
         page.wait_for_function("() => document.querySelector('#scene .js-plotly-plot')._fullData.find(t => t.name === 'score terrain').visible === true")
     land = mem.landscape(None, params=mem.profile(None).with_(alpha=0.0))  # the default view: no query
     tiers = dict(zip(land.state.ids.tolist(), land.scored.tier.tolist()))
-    at = page.evaluate(PROJECT_JS, None)
     for tier in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE, Tier.OUT):
+        settled(page)
+        at = page.evaluate(PROJECT_JS, None)  # again each time: the first open makes room for the panel
         memory_id = most_isolated(at, [i for i, t in tiers.items() if t == tier])
         click_memory(page, memory_id)
         assert f"#{memory_id} " in page.text_content("#scene .hovertext"), tier
         page.wait_for_function(f"() => (document.querySelector('.panel-id') || {{}}).innerText?.startsWith('#{memory_id} ')", timeout=30_000)
         assert page.inner_text(".panel-head .badge") == tier.name
-        page.mouse.move(2, 2)  # off the scene, so the next hover label is the next memory's
-        page.wait_for_selector("#scene .hovertext", state="detached", timeout=10_000)
+        unhover(page)
     assert page.errors == []
 
 

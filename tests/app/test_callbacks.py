@@ -223,7 +223,7 @@ def test_past_the_draw_limit_candidates_are_drawn_and_the_rest_sampled(app_mem):
 
 
 def test_enter_or_search_moves_the_camera_and_typing_does_not():
-    assert scoring.apply_query({"query.n_submit"}, " cap ", "")["query"] == "cap"
+    assert scoring.apply_query({"search.n_clicks"}, " cap ", "")["query"] == "cap"
     assert scoring.apply_query({"search.n_clicks"}, "cap", "cats")["exclude"] == "cats"
     assert scoring.apply_query({"query.value"}, "ca", "") is scoring.no_update
     assert scoring.apply_query({"query.value"}, "", "")["query"] == ""

@@ -98,7 +98,12 @@ def scene_note(view: View) -> list[Any]:
 
 def legend_children(view: View, mode: str) -> list[Any]:
     entries = colours(view, mode, view.drawn[:0])["legend"]
-    return [html.Span([html.I(style={"background": colour}), label], className="legend-entry") for label, colour in entries]
+    out: list[Any] = [html.Span([html.I(style={"background": colour}), label], className="legend-entry") for label, colour in entries]
+    if view.recent:
+        who = sorted({use.who for use in view.recent.values()})
+        label = f"{len(view.recent):,} used in the last hour by {', '.join(who[:3])}" + (f" and {len(who) - 3} more" if len(who) > 3 else "")
+        out.append(html.Span([html.I(className="ring"), label], className="legend-entry recent", id="legend-recent"))
+    return out
 
 
 def apply_query(triggered: set[str], query: str | None, exclude: str | None) -> Any:
@@ -108,7 +113,7 @@ def apply_query(triggered: set[str], query: str | None, exclude: str | None) -> 
     """
     if "clear.n_clicks" in triggered:
         return {"query": "", "exclude": ""}
-    if triggered & {"search.n_clicks", "query.n_submit", "exclude.n_submit"}:
+    if triggered & {"search.n_clicks", "exclude.n_submit"}:
         return {"query": (query or "").strip(), "exclude": exclude or ""}
     if "query.value" in triggered and not (query or "").strip():
         return {"query": "", "exclude": exclude or ""}
@@ -164,15 +169,14 @@ def register(app: Dash, app_ctx: AppContext) -> None:
 
     @app.callback(
         Output(ids.APPLIED, "data"),
-        Input(ids.SEARCH, "n_clicks"),
-        Input(ids.QUERY, "n_submit"),
+        Input(ids.SEARCH, "n_clicks"),  # Enter in the query box clicks it (assets/keys.js)
         Input(ids.EXCLUDE, "n_submit"),
         Input(ids.CLEAR, "n_clicks"),
         Input(ids.QUERY, "value"),
         Input(ids.EXCLUDE, "value"),
         prevent_initial_call=True,
     )
-    def _apply_query(_search, _submit, _submit_x, _clear, query, exclude):
+    def _apply_query(_search, _submit_x, _clear, query, exclude):
         return apply_query({t["prop_id"] for t in dash_ctx.triggered}, query, exclude)
 
     @app.callback(

@@ -24,16 +24,6 @@ from lodviz.records import Conflict, MemoryRecord
 from lodviz.scoring import Placement, Tier
 
 
-def clicked_id(click_data: dict | None) -> int | None:
-    if not click_data or not click_data.get("points"):
-        return None
-    point = click_data["points"][0]
-    custom = point.get("customdata")
-    if isinstance(custom, list):
-        custom = custom[0] if custom else None
-    return int(custom) if custom is not None else None
-
-
 def why_bar(placement: Placement) -> html.Div:
     """The score on a 0-1 bar split into the tiers' bands, with the floor marked."""
     bands = [
@@ -148,7 +138,7 @@ def panel(
 def show(app_ctx: AppContext, memory_id: int | None, applied, agent, alpha, lam_log, thresholds, k_log, now_date) -> tuple[Any, dict]:
     hidden = {"display": "none"}
     if memory_id is None:
-        return html.Div("Click a memory in the scene to see why it sits where it sits.", className="empty"), hidden
+        return html.Div("Click a memory in the scene to see why it sits where it sits.", className="empty nothing-open"), hidden
     try:
         request = view_request(app_ctx, applied, agent, params_from_controls(alpha, lam_log, thresholds, k_log), now_date)
         params = request.scoring_params
@@ -221,10 +211,12 @@ def open_memory(app_ctx: AppContext, text: str | None, agent: str | None) -> tup
 
 
 def register(app: Dash, app_ctx: AppContext) -> None:
-    @app.callback(Output(ids.SELECTED_ID, "data"), Input(ids.SCENE, "clickData"), prevent_initial_call=True)
-    def _select(click_data):
-        memory_id = clicked_id(click_data)
-        return memory_id if memory_id is not None else no_update
+    # A click in the scene selects in the browser (assets/picking.js: the point
+    # on or near the pointer), so there is no clickData callback here.
+
+    @app.callback(Output(ids.SELECTED_ID, "data", allow_duplicate=True), Input(ids.PANEL_CLOSE, "n_clicks"), prevent_initial_call=True)
+    def _close(_n):
+        return None
 
     @app.callback(
         Output(ids.SELECTED_ID, "data", allow_duplicate=True),

@@ -1,8 +1,13 @@
-"""Tuning: an agent's profile or a preset onto the sliders, and the sliders saved as a profile."""
+"""Tuning: an agent's profile or a preset onto the sliders, and the sliders saved as a profile.
+
+A preset glides the sliders to its values in the browser (a few frames, each
+a rescoring), so the room sees memories climb and fall terraces instead of a
+jump; an agent's profile is set at once.
+"""
 
 from __future__ import annotations
 
-from dash import Dash, Input, Output, State
+from dash import Dash, Input, Output, State, no_update
 from dash import ctx as dash_ctx
 
 from lodviz.app import ids
@@ -44,12 +49,18 @@ def save(app_ctx: AppContext, agent: str | None, alpha, lam_log, thresholds, k_l
     )
 
 
+#: Frames of a preset's glide, and the time between them (each frame is one rescoring round trip).
+GLIDE_FRAMES = 8
+GLIDE_MS = 90
+
+
 def register(app: Dash, app_ctx: AppContext) -> None:
     @app.callback(
         Output(ids.ALPHA, "value"),
         Output(ids.LAMBDA, "value"),
         Output(ids.THRESHOLDS, "value"),
         Output(ids.K, "value"),
+        Output(ids.PRESET_TARGET, "data"),
         Input(ids.AGENT, "value"),
         Input(ids.PRESET_RESEARCH, "n_clicks"),
         Input(ids.PRESET_DIGEST, "n_clicks"),
@@ -57,7 +68,44 @@ def register(app: Dash, app_ctx: AppContext) -> None:
         prevent_initial_call=True,
     )
     def _load(agent, *_clicks):
-        return load(app_ctx, dash_ctx.triggered_id, agent)
+        values = load(app_ctx, dash_ctx.triggered_id, agent)
+        if dash_ctx.triggered_id == ids.AGENT:
+            return (*values, no_update)
+        alpha, lam_log, thresholds, k_log = values
+        return no_update, no_update, no_update, no_update, {"alpha": alpha, "lam": lam_log, "th": thresholds, "k": k_log}
+
+    app.clientside_callback(
+        f"""
+        function(target, alpha, lam, th, k) {{
+            if (!target) return window.dash_clientside.no_update;
+            const set = window.dash_clientside.set_props;
+            const from = {{alpha: alpha, lam: lam, th: [...th].sort((a, b) => a - b)}};
+            const ease = t => t < 0.5 ? 2 * t * t : 1 - Math.pow(-2 * t + 2, 2) / 2;
+            const mix = (a, b, t) => +(a + (b - a) * t).toFixed(3);
+            clearInterval(window.__lodvizGlide);
+            let i = 0;
+            window.__lodvizGlide = setInterval(() => {{
+                i += 1;
+                const t = i >= {GLIDE_FRAMES} ? 1 : ease(i / {GLIDE_FRAMES});
+                set('{ids.ALPHA}', {{value: t === 1 ? target.alpha : mix(from.alpha, target.alpha, t)}});
+                set('{ids.LAMBDA}', {{value: t === 1 ? target.lam : mix(from.lam, target.lam, t)}});
+                set('{ids.THRESHOLDS}', {{value: t === 1 ? target.th : from.th.map((v, j) => mix(v, target.th[j], t))}});
+                if (t === 1) {{
+                    clearInterval(window.__lodvizGlide);
+                    if (Math.abs(target.k - k) > 1e-9) set('{ids.K}', {{value: target.k}});  // k redraws the scene: once, at the end
+                }}
+            }}, {GLIDE_MS});
+            return window.dash_clientside.no_update;
+        }}
+        """,
+        Output(ids.PRESET_TARGET, "data", allow_duplicate=True),
+        Input(ids.PRESET_TARGET, "data"),
+        State(ids.ALPHA, "value"),
+        State(ids.LAMBDA, "value"),
+        State(ids.THRESHOLDS, "value"),
+        State(ids.K, "value"),
+        prevent_initial_call=True,
+    )
 
     @app.callback(
         Output(ids.PROFILE_STATUS, "children"),
