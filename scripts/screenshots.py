@@ -2,6 +2,10 @@
 
     python scripts/screenshots.py            # writes docs/screenshots/*.png
 
+The README's two views at 1600x950, the page at 1280x720 and 1920x1080 (the
+latter after an agent's search, so it shows the memories it used), and
+presentation mode.
+
 The app runs on a copy of the sample store (so the tracked file never
 changes), in headless Chromium with software WebGL, as a visitor sees it.
 """
@@ -40,23 +44,31 @@ def main() -> None:
         try:
             with serving(app) as url, sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-                page = browser.new_page(viewport={"width": 1600, "height": 950}, device_scale_factor=1)
 
-                def shoot(address: str, name: str, wait_for: str) -> None:
+                def shoot(address: str, name: str, wait_for: str, size: tuple[int, int] = (1600, 950), then: str | None = None) -> None:
+                    page = browser.new_page(viewport={"width": size[0], "height": size[1]}, device_scale_factor=1)
                     page.goto(address)
                     page.wait_for_selector("#scene .gl-container canvas", timeout=60_000)
                     page.wait_for_function(wait_for, timeout=60_000)
                     page.wait_for_timeout(2500)
+                    if then:
+                        page.click(then)
+                        page.wait_for_timeout(2500)
                     page.screenshot(path=str(OUT / name))
+                    page.close()
                     print(f"wrote {OUT / name}")
 
-                shoot(url, "landscape.png", "() => document.querySelector('#counts').innerText.includes('full')")
+                counted = "() => document.querySelector('#counts').innerText.includes('full')"
+                placed = "() => document.querySelector('#scene-note').innerText.includes('Camera at')"
+                shoot(url, "landscape.png", counted)
                 target = f"&m={pinned[0].id}" if pinned else ""
-                shoot(
-                    f"{url}?q={QUERY.replace(' ', '+')}&agent=legal-review&terrain=1{target}",
-                    "landscape-query.png",
-                    "() => document.querySelector('#scene-note').innerText.includes('Camera at')",
-                )
+                legal = f"{url}?q={QUERY.replace(' ', '+')}&agent=legal-review"
+                shoot(f"{legal}&terrain=1{target}", "landscape-query.png", placed)
+                shoot(legal, "layout-1280x720.png", placed, size=(1280, 720))
+                # An agent searches first (wall clock now), so the scene rings what it used and says who.
+                mem.search("what is Korvane Pharma doing that matters for us this week?", agent_id="exec-digest", actor="exec-digest")
+                shoot(url, "layout-1920x1080.png", counted, size=(1920, 1080))
+                shoot(legal, "presenting-1920x1080.png", placed, size=(1920, 1080), then="#present")
                 browser.close()
         finally:
             mem.close()

@@ -97,6 +97,26 @@ def test_expand_returns_the_full_text_and_counts_as_a_retrieval(mem, aged):
     assert mem.audit(actions=["expand"])[0].memory_id == aged["out"]
 
 
+def test_recent_uses_name_who_used_each_memory_last(mem, aged):
+    from datetime import UTC, datetime, timedelta
+
+    start = datetime.now(UTC) - timedelta(seconds=5)
+    mem.search("supplier audit", params=RECENCY, now=NOW, agent_id="ops", actor="ops")
+    mem.expand(aged["full"], now=NOW, actor="auditor-ann")
+    uses = mem.recent_uses(start)
+    assert uses[aged["full"]].actor == "auditor-ann" and uses[aged["full"]].action == "expand"  # the later use wins
+    assert uses[aged["summary"]].who == "ops" and uses[aged["summary"]].query == "supplier audit"
+    assert aged["headline"] not in uses and aged["out"] not in uses  # a headline is not a retrieval
+    assert mem.recent_uses(datetime.now(UTC) + timedelta(minutes=1)) == {}
+
+
+def test_a_look_without_touch_is_not_a_recent_use(mem, aged):
+    from datetime import UTC, datetime, timedelta
+
+    mem.search("supplier audit", params=RECENCY, now=NOW, touch=False)
+    assert mem.recent_uses(datetime.now(UTC) - timedelta(minutes=1)) == {}
+
+
 def test_promote_lifts_the_tier_and_survives_reopening(store_path, embedder, aged, mem):
     before = {i.id: i.tier for i in mem.search("supplier audit", params=RECENCY, now=NOW, touch=False).items}
     assert aged["out"] not in before

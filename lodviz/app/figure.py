@@ -348,8 +348,9 @@ def scene_labels(x0: float, x1: float, y0: float, y1: float) -> list[dict[str, A
 
     They are SVG over the WebGL scene (so they stay legible in front of points
     at any camera angle), anchored on the near-left corner and front edges of
-    the default camera, where no point lies: a point cloud never fills the
-    corner of its bounding box. plotly hides a scene label whose anchor is not
+    the default camera, where points are fewest: a point cloud rarely fills the
+    corner of its bounding box. Terrace names run inward from the corner, so a
+    narrow scene (the panel open) does not cut them off. plotly hides a scene label whose anchor is not
     strictly inside the axis ranges, so anchors sit a hair inside the edges.
     """
     nudge_x, nudge_y = (x1 - x0) * 1e-3, (y1 - y0) * 1e-3
@@ -357,7 +358,7 @@ def scene_labels(x0: float, x1: float, y0: float, y1: float) -> list[dict[str, A
     terraces = [
         {
             "x": x0, "y": y0, "z": t * TERRACE_HEIGHT + 0.45, "text": f"<b>{t.name}</b>", "showarrow": False,
-            "xanchor": "right", "xshift": -8, "font": {"color": TIER_COLOURS[t], "size": 13},
+            "xanchor": "left", "xshift": 6, "font": {"color": TIER_COLOURS[t], "size": 13},
             "bgcolor": "rgba(11,16,32,0.82)", "bordercolor": TIER_COLOURS[t], "borderwidth": 1, "borderpad": 3,
         }
         for t in Tier

@@ -69,3 +69,80 @@ def serving(app) -> Iterator[str]:
 
 def trace_js(name: str, field: str) -> str:
     return f"() => {{ const gd = document.querySelector('#scene .js-plotly-plot'); const t = gd._fullData.find(t => t.name === '{name}'); return t ? Array.from(t.{field} || []) : null; }}"
+
+
+def open_scene(page, url: str) -> None:
+    page.goto(url)
+    page.wait_for_selector("#scene .gl-container canvas", timeout=60_000)
+    page.wait_for_function("() => document.querySelector('#counts') && document.querySelector('#counts').innerText.includes('full')", timeout=60_000)
+
+
+def eventually(page, condition, timeout_ms: int = 30_000) -> bool:
+    for _ in range(timeout_ms // 250):
+        if condition():
+            return True
+        page.wait_for_timeout(250)
+    return condition()
+
+
+def click_memory(page, memory_id: int) -> None:
+    """Hover the memory until plotly's hover label shows, then click it: a real WebGL pick."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    point = page.evaluate(PROJECT_JS, memory_id)
+    for dx in (0, 1, -1):
+        page.mouse.move(point["x"] + dx, point["y"])
+        try:
+            page.wait_for_selector("#scene .hovertext", timeout=5_000)
+            break
+        except PlaywrightTimeout:
+            continue
+    # gl3d takes a click from a press and release on the picked point, not an instant one.
+    page.mouse.down()
+    page.wait_for_timeout(80)
+    page.mouse.up()
+
+
+def settled(page) -> None:
+    """Wait until the plot has the size of its box (opening or closing the panel resizes it)."""
+    page.wait_for_function(
+        "() => { const gd = document.querySelector('#scene .js-plotly-plot'), box = document.querySelector('.scene-box');"
+        " return gd && gd._fullLayout && Math.abs(gd._fullLayout.width - box.clientWidth) <= 1; }",
+        timeout=10_000,
+    )
+    page.wait_for_timeout(300)  # the WebGL scene redraws on the next frames
+
+
+def unhover(page) -> None:
+    """Move to empty sky in the scene, so the next hover label is the next memory's."""
+    box = page.locator(".scene-box").bounding_box()
+    page.mouse.move(box["x"] + 12, box["y"] + 12)
+    page.wait_for_selector("#scene .hovertext", state="detached", timeout=10_000)
+
+
+def counts(page) -> str:
+    return page.inner_text("#counts")
+
+
+def _run_catching(func, arg, failures: list) -> None:
+    try:
+        func(arg)
+    except BaseException as exc:  # reported by the test thread
+        failures.append(exc)
+
+
+def most_isolated(at: dict, ids: list[int]) -> int:
+    """Of ``ids``, the memory drawn farthest from any other point on screen (least likely hidden)."""
+    points = {int(k): (v["x"], v["y"]) for k, v in at.items()}
+
+    def room(memory_id: int) -> float:
+        x, y = points[memory_id]
+        return min(((x - ox) ** 2 + (y - oy) ** 2 for other, (ox, oy) in points.items() if other != memory_id), default=1e9)
+
+    return max((i for i in ids if i in points), key=room)
+
+
+def search(page, query: str) -> None:
+    page.fill("#query", query)
+    page.press("#query", "Enter")
+    page.wait_for_function("() => document.querySelector('#scene-note').innerText.includes('Camera at')", timeout=60_000)

@@ -10,6 +10,9 @@ import pytest
 
 import lodviz
 from lodviz import projection
+from lodviz.app import create_app
+
+from .browser import CHROMIUM, CHROMIUM_ARGS, serving
 
 SOURCES = Path(__file__).resolve().parents[2] / "sample_data" / "sources"
 XSS = '<img src=x onerror="window.__lodviz_xss = 1">Note from the vendor portal'
@@ -76,3 +79,31 @@ def ids_in(figure) -> np.ndarray:
     """Memory ids drawn in a go.Figure."""
     parts = [t.customdata for t in figure.data if t.type == "scatter3d" and t.customdata is not None]
     return np.concatenate([np.asarray(p, dtype=np.int64) for p in parts])
+
+
+@pytest.fixture(scope="module")
+def browser():
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    with playwright_api.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def served(app_mem):
+    app = create_app(app_mem, place_on_start=False)
+    with serving(app) as url:
+        yield url, app_mem
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1500, "height": 920})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("response", lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 500 else None)
+    page.errors = errors
+    yield page
+    context.close()

@@ -12,114 +12,25 @@ from lodviz.app import create_app
 from lodviz.params import Params
 from lodviz.scoring import Tier
 
-from .browser import CHROMIUM, CHROMIUM_ARGS, PROJECT_JS, serving, trace_js
+from .browser import (
+    PROJECT_JS,
+    _run_catching,
+    click_memory,
+    counts,
+    eventually,
+    most_isolated,
+    open_scene,
+    search,
+    serving,
+    settled,
+    trace_js,
+    unhover,
+)
 from .conftest import xss_id
 
 pytestmark = pytest.mark.browser
 
-playwright_api = pytest.importorskip("playwright.sync_api")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def served(app_mem):
-    app = create_app(app_mem, place_on_start=False)
-    with serving(app) as url:
-        yield url, app_mem
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1500, "height": 920})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("response", lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 500 else None)
-    page.errors = errors
-    yield page
-    context.close()
-
-
-def open_scene(page, url: str) -> None:
-    page.goto(url)
-    page.wait_for_selector("#scene .gl-container canvas", timeout=60_000)
-    page.wait_for_function("() => document.querySelector('#counts') && document.querySelector('#counts').innerText.includes('full')", timeout=60_000)
-
-
-def eventually(page, condition, timeout_ms: int = 30_000) -> bool:
-    for _ in range(timeout_ms // 250):
-        if condition():
-            return True
-        page.wait_for_timeout(250)
-    return condition()
-
-
-def click_memory(page, memory_id: int) -> None:
-    """Hover the memory until plotly's hover label shows, then click it: a real WebGL pick."""
-    point = page.evaluate(PROJECT_JS, memory_id)
-    for dx in (0, 1, -1):
-        page.mouse.move(point["x"] + dx, point["y"])
-        try:
-            page.wait_for_selector("#scene .hovertext", timeout=5_000)
-            break
-        except playwright_api.TimeoutError:
-            continue
-    # gl3d takes a click from a press and release on the picked point, not an instant one.
-    page.mouse.down()
-    page.wait_for_timeout(80)
-    page.mouse.up()
-
-
-def settled(page) -> None:
-    """Wait until the plot has the size of its box (opening or closing the panel resizes it)."""
-    page.wait_for_function(
-        "() => { const gd = document.querySelector('#scene .js-plotly-plot'), box = document.querySelector('.scene-box');"
-        " return gd && gd._fullLayout && Math.abs(gd._fullLayout.width - box.clientWidth) <= 1; }",
-        timeout=10_000,
-    )
-    page.wait_for_timeout(300)  # the WebGL scene redraws on the next frames
-
-
-def unhover(page) -> None:
-    """Move to empty sky in the scene, so the next hover label is the next memory's."""
-    box = page.locator(".scene-box").bounding_box()
-    page.mouse.move(box["x"] + 12, box["y"] + 12)
-    page.wait_for_selector("#scene .hovertext", state="detached", timeout=10_000)
-
-
-def counts(page) -> str:
-    return page.inner_text("#counts")
-
-
-def _run_catching(func, arg, failures: list) -> None:
-    try:
-        func(arg)
-    except BaseException as exc:  # reported by the test thread
-        failures.append(exc)
-
-
-def most_isolated(at: dict, ids: list[int]) -> int:
-    """Of ``ids``, the memory drawn farthest from any other point on screen (least likely hidden)."""
-    points = {int(k): (v["x"], v["y"]) for k, v in at.items()}
-
-    def room(memory_id: int) -> float:
-        x, y = points[memory_id]
-        return min(((x - ox) ** 2 + (y - oy) ** 2 for other, (ox, oy) in points.items() if other != memory_id), default=1e9)
-
-    return max((i for i in ids if i in points), key=room)
-
-
-def search(page, query: str) -> None:
-    page.fill("#query", query)
-    page.press("#query", "Enter")
-    page.wait_for_function("() => document.querySelector('#scene-note').innerText.includes('Camera at')", timeout=60_000)
+pytest.importorskip("playwright.sync_api")
 
 
 def test_page_loads_with_the_scene_drawn(page, served):
@@ -154,6 +65,51 @@ def test_moving_alpha_changes_the_tier_counts_and_the_scene(page, served):
     assert eventually(page, lambda: counts(page) != before_counts)
     assert eventually(page, lambda: page.evaluate(trace_js("memories", "z")) != before_z)
     assert eventually(page, lambda: page.inner_text("#alpha-readout") == "1.00")  # the last presses settle
+
+
+def test_shift_arrows_move_alpha_by_a_hundredth(page, served):
+    url, _ = served
+    open_scene(page, url)
+    page.focus("#alpha [role=slider]")
+    page.keyboard.press("ArrowLeft")
+    assert eventually(page, lambda: page.inner_text("#alpha-readout") == "0.65")
+    for _ in range(3):
+        page.keyboard.press("Shift+ArrowRight")
+    assert eventually(page, lambda: page.inner_text("#alpha-readout") == "0.68")
+    page.keyboard.press("ArrowRight")  # a coarse press from 0.68 lands on the 0.05 grid
+    assert eventually(page, lambda: page.inner_text("#alpha-readout") == "0.70")
+    assert "alpha=0.70" in page.url
+
+
+def test_a_preset_glides_the_sliders_to_its_values(page, served):
+    url, _ = served
+    open_scene(page, url)
+    page.wait_for_timeout(500)
+    page.click("#preset-research")
+    seen: list[str] = []
+    for _ in range(60):  # about 1.5 s of frames
+        value = page.inner_text("#alpha-readout")
+        if not seen or seen[-1] != value:
+            seen.append(value)
+        if value == "0.90":
+            break
+        page.wait_for_timeout(25)
+    assert seen[0] == "0.70" and seen[-1] == "0.90"
+    assert len(seen) >= 4, seen  # frames between, not a jump
+    assert eventually(page, lambda: page.inner_text("#lambda-readout") == "0.0050")
+    assert eventually(page, lambda: "alpha=0.90" in page.url)
+
+
+def test_memories_an_agent_just_used_are_ringed_with_who_and_when(page, served):
+    url, mem = served
+    result = mem.search("note from the vendor portal", agent_id="legal-review", actor="legal-review")
+    touched = sorted(item.id for item in result.items if item.tier >= Tier.SUMMARY)
+    assert touched
+    open_scene(page, url)
+    assert sorted(page.evaluate(trace_js("recently used", "customdata"))) == touched
+    label = page.evaluate(trace_js("recently used", "hovertext"))[0]
+    assert "used by legal-review" in label and "UTC (wall clock)" in label and "vendor portal" in label
+    assert "used in the last hour by legal-review" in page.inner_text("#legend-colours")
 
 
 def test_clicking_a_memory_opens_its_panel_with_the_librarys_numbers(page, served):
@@ -307,4 +263,7 @@ def test_the_open_page_follows_an_agents_search_made_elsewhere(page, served):
     page.click("text=Landscape")
     assert eventually(page, lambda: all(heights(page)[i] != before[i] for i in touched), 20_000)
     assert "exec-digest" in page.inner_text("#sync-status") and f"used {len(touched)} memories" in page.inner_text("#sync-status")
+    # ...and the memories it used are ringed, with who used them.
+    assert eventually(page, lambda: sorted(page.evaluate(trace_js("recently used", "customdata"))) == sorted(touched), 10_000)
+    assert "exec-digest" in page.inner_text("#legend-colours")
     assert page.errors == []

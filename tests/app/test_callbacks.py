@@ -208,6 +208,24 @@ def test_poll_notices_a_floor_changed_from_elsewhere(ctx, app_mem):
     assert version == 4
 
 
+def test_memories_used_in_the_last_hour_are_ringed_and_named_in_the_legend(ctx, app_mem):
+    result = app_mem.search(QUERY["query"], agent_id="legal-review", actor="legal-review")
+    touched = sorted(item.id for item in result.items if item.tier >= Tier.SUMMARY)
+    figure, _, _, legend = render(ctx)
+    ring = figure.data[TRACE["recent"]]
+    assert ring.name == "recently used" and sorted(ring.customdata) == touched
+    assert all("used by legal-review" in text for text in ring.hovertext)
+    assert f"{len(touched)} used in the last hour by legal-review" in text_of(legend)
+
+
+def test_nothing_is_ringed_when_the_uses_are_older_than_the_window(app_mem):
+    from datetime import timedelta
+
+    app_mem.search(QUERY["query"], agent_id="legal-review")
+    view = compute_view(app_mem, ViewRequest(params=Params()), recent_window=timedelta(0))
+    assert view.recent == {}
+
+
 def test_a_slider_patch_leaves_marker_symbols_alone(app_mem):
     view = compute_view(app_mem, ViewRequest(params=Params(), query=QUERY["query"]))
     operations = patch_figure(view).to_plotly_json()["operations"]

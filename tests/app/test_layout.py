@@ -1,0 +1,175 @@
+"""The landscape at the sizes people present it: 1280x720 and 1920x1080, in real Chromium.
+
+Labels never sit on one another, every control can be reached, the scene keeps
+the width while nothing is open, a plain click on or near a point opens it,
+and presentation mode gives the room the scene.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from .browser import PROJECT_JS, eventually, most_isolated, open_scene, settled
+
+pytestmark = pytest.mark.browser
+pytest.importorskip("playwright.sync_api")
+
+SIZES = [(1280, 720), (1920, 1080)]
+QUERY = "limitation of liability cap in CRO agreements"
+
+# Every label drawn over or beside the scene, as on-screen boxes.
+LABEL_BOXES_JS = """
+() => {
+  const box = (el, name) => { const r = el.getBoundingClientRect(); return {name, left: r.left, top: r.top, right: r.right, bottom: r.bottom}; };
+  const out = Array.from(document.querySelectorAll('#scene .annotation-scene'))
+    .filter(g => g.style.opacity !== '0' && g.style.display !== 'none')
+    .map(g => box(g.querySelector('.annotation-text-g'), 'label ' + g.textContent));
+  out.push(box(document.querySelector('#scene-note'), 'caption'));
+  out.push(box(document.querySelector('.legend'), 'legend'));
+  return out;
+}
+"""
+
+# Controls a person must be able to reach in the sidebar, by selector.
+CONTROLS = [
+    "#query", "#exclude", "#search", "#fly", "#clear", "#open-memory", "#agent",
+    "#preset-research", "#preset-digest", "#preset-legal", "#save-profile",
+    "#alpha [role=slider]", "#lambda [role=slider]", "#thresholds [role=slider]", "#k [role=slider]",
+    "#now", "#color-by", "#terrain", "#refit",
+]
+
+
+@pytest.fixture(params=SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def sized(request, browser):
+    width, height = request.param
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.errors = errors
+    yield page
+    context.close()
+
+
+def overlapping(boxes: list[dict]) -> list[tuple[str, str]]:
+    pairs = []
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            if a["left"] < b["right"] and b["left"] < a["right"] and a["top"] < b["bottom"] and b["top"] < a["bottom"]:
+                pairs.append((a["name"], b["name"]))
+    return pairs
+
+
+def panel_width(page) -> float:
+    return page.evaluate("() => document.querySelector('.panel').getBoundingClientRect().width")
+
+
+def scene_width(page) -> float:
+    return page.evaluate("() => document.querySelector('.scene-box').getBoundingClientRect().width")
+
+
+@pytest.mark.parametrize("view", ["no query", "query", "query, memory open"])
+def test_labels_legend_and_caption_never_overlap(sized, served, view):
+    url, mem = served
+    address = url if view == "no query" else f"{url}?q={QUERY.replace(' ', '+')}"
+    if view.endswith("memory open"):
+        address += f"&m={int(mem.columns().ids[0])}"
+    open_scene(sized, address)
+    if view.endswith("memory open"):
+        sized.wait_for_selector(".panel-id")
+    settled(sized)
+    boxes = sized.evaluate(LABEL_BOXES_JS)
+    assert len([b for b in boxes if b["name"].startswith("label")]) == 6  # four terraces, two ground axes
+    assert overlapping(boxes) == []
+    scene = sized.evaluate("() => document.querySelector('.stage').getBoundingClientRect().toJSON()")
+    for b in boxes:  # whole, inside the scene's column: not cut off, not under the sidebar or the panel
+        assert b["left"] >= scene["left"] and b["right"] <= scene["right"] and b["top"] >= scene["top"] and b["bottom"] <= scene["bottom"], b
+
+
+def test_every_control_can_be_reached_and_is_not_covered(sized, served):
+    url, _ = served
+    open_scene(sized, url)
+    viewport = sized.viewport_size
+    for selector in CONTROLS:
+        control = sized.locator(selector).first
+        control.scroll_into_view_if_needed()
+        box = control.bounding_box()
+        assert box is not None, selector
+        cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        assert 0 <= cx <= viewport["width"] and 0 <= cy <= viewport["height"], selector
+        on_top = sized.evaluate(
+            "([sel, x, y]) => { const el = document.querySelector(sel), hit = document.elementFromPoint(x, y); return !!hit && (el === hit || el.contains(hit) || hit.contains(el)); }",
+            [selector, cx, cy],
+        )
+        assert on_top, f"{selector} is covered at {sized.viewport_size}"
+
+
+def test_the_scene_keeps_the_width_until_a_memory_is_open(sized, served):
+    url, mem = served
+    open_scene(sized, url)
+    width = sized.viewport_size["width"]
+    assert panel_width(sized) < 2 and scene_width(sized) > 0.7 * width
+    target = int(mem.columns().ids[5])
+    sized.fill("#open-memory", f"#{target}")
+    sized.press("#open-memory", "Enter")
+    assert eventually(sized, lambda: sized.is_visible(".panel-id") and f"#{target} " in sized.inner_text(".panel-id"), 20_000)
+    assert panel_width(sized) > 300
+    sized.click("#panel-close")
+    assert eventually(sized, lambda: panel_width(sized) < 2, 10_000)
+    assert "m=" not in sized.url
+
+
+@pytest.mark.parametrize("offset", [0, 9], ids=["on the point", "9 px beside it"])
+def test_a_plain_click_on_or_near_a_point_opens_it(sized, served, offset):
+    url, mem = served
+    open_scene(sized, url)
+    settled(sized)
+    at = sized.evaluate(PROJECT_JS, None)
+    state = mem.columns()
+    memory_id = most_isolated(at, state.ids.tolist())
+    point = at[str(memory_id)]
+    sized.mouse.click(point["x"] + offset, point["y"])  # no hover first: one press and release
+    assert eventually(sized, lambda: sized.is_visible(".panel-id") and sized.inner_text(".panel-id").startswith(f"#{memory_id} "), 20_000)
+    assert f"m={memory_id}" in sized.url
+
+
+def test_a_drag_turns_the_camera_and_opens_nothing(sized, served):
+    url, mem = served
+    open_scene(sized, url)
+    settled(sized)
+    at = sized.evaluate(PROJECT_JS, None)
+    point = at[str(most_isolated(at, mem.columns().ids.tolist()))]
+    sized.mouse.move(point["x"], point["y"])
+    sized.mouse.down()
+    sized.mouse.move(point["x"] + 60, point["y"] + 10, steps=6)
+    sized.mouse.up()
+    sized.wait_for_timeout(1500)
+    assert not sized.is_visible(".panel-id")
+
+
+def test_a_memory_opens_by_id_from_the_sidebar(sized, served):
+    url, mem = served
+    open_scene(sized, url)
+    target = int(mem.columns().ids[-3])
+    sized.fill("#open-memory", f"#{target}")
+    sized.press("#open-memory", "Enter")
+    assert eventually(sized, lambda: sized.is_visible(".panel-id") and f"#{target} " in sized.inner_text(".panel-id"), 20_000)
+    assert sized.errors == []
+
+
+def test_presentation_mode_gives_the_scene_the_screen_and_the_query_the_title(sized, served):
+    url, _ = served
+    open_scene(sized, f"{url}?q={QUERY.replace(' ', '+')}")
+    width = sized.viewport_size["width"]
+    sized.click("#present")
+    assert eventually(sized, lambda: scene_width(sized) > 0.97 * width, 10_000)
+    assert not sized.is_visible(".controls") and not sized.is_visible("#tabs")
+    assert sized.inner_text("#present-title") == f"“{QUERY}”"
+    assert re.search(r"\d+\s+full", sized.inner_text("#counts"))  # the counts stay on screen
+    title_px = float(sized.evaluate("() => parseFloat(getComputedStyle(document.querySelector('#present-title')).fontSize)"))
+    assert title_px >= 28
+    sized.keyboard.press("Escape")
+    assert eventually(sized, lambda: sized.is_visible(".controls"), 10_000)
+    assert scene_width(sized) < 0.9 * width
