@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from lodviz.params import PRESETS, Params
 from lodviz.scoring import Tier
 from lodviz.serve import DEFAULT_HOST, DEFAULT_PORT, prepare_demo, serve
 from lodviz.settings import COMPRESSORS, DEFAULT_STORE, Settings
+from lodviz.store.postgres import is_postgres_url
 from lodviz.times import iso
 
 TIER_COLOURS = {Tier.FULL: "green", Tier.SUMMARY: "cyan", Tier.HEADLINE: "white"}
@@ -64,7 +66,7 @@ class CliContext:
 
     def open(self, *, must_exist: bool = False, read_only: bool = False) -> Memory:
         if self._memory is None:
-            if must_exist and self.store != ":memory:" and not Path(self.store).exists():
+            if must_exist and self.store != ":memory:" and not is_postgres_url(self.store) and not Path(self.store).exists():
                 raise lodviz.StoreError(
                     f"no store at {self.store}; create one with `lodviz ingest` or pass --store."
                 )
@@ -85,7 +87,7 @@ pass_session = click.make_pass_decorator(CliContext)
     envvar="LODVIZ_STORE",
     default=DEFAULT_STORE,
     show_default=True,
-    help="The DuckDB store file (env LODVIZ_STORE).",
+    help="The store: a DuckDB file, or a postgresql:// URL without a password (the password from PGPASSWORD, ~/.pgpass or a service file) (env LODVIZ_STORE).",
 )
 @click.option(
     "--model",
@@ -110,9 +112,24 @@ def cli(ctx: click.Context, store: str, model: str | None, compressor: str, verb
     """LOD memory for AI agents: every memory at three resolutions, a query as the camera."""
     if verbose:
         logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+    _refuse_password_flag(ctx, store)
     session = CliContext(Settings.resolve(store=store, model=model, compressor=compressor))
     ctx.obj = session
     ctx.call_on_close(session.close)
+
+
+def _refuse_password_flag(ctx: click.Context, store: str | None) -> None:
+    """A password in --store would show in ``ps`` to every user of the machine."""
+    from click.core import ParameterSource
+
+    if store and is_postgres_url(store) and ctx.get_parameter_source("store") == ParameterSource.COMMANDLINE:
+        from urllib.parse import urlsplit
+
+        if urlsplit(store).password:
+            raise click.UsageError(
+                "a password in --store shows in `ps` to every user of this machine; give the URL without it and "
+                "put the password in PGPASSWORD, ~/.pgpass or a service file (or the whole URL in LODVIZ_STORE)."
+            )
 
 
 # -- shared options ------------------------------------------------------------
@@ -634,12 +651,46 @@ def audit(session: CliContext, agent_id: str | None, actions: tuple[str, ...], l
 
 def _serve_settings(ctx: click.Context, store: str | None) -> Settings:
     """The group's settings, with a --store given to this command winning."""
+    _refuse_password_flag(ctx, store)
     session = ctx.find_object(CliContext)
     settings = session.settings if session is not None else Settings.resolve()
     return Settings(store=store or settings.store, model=settings.model, compressor=settings.compressor, home=settings.home)
 
 
-_store_option = click.option("--store", "store", default=None, help="The store file (default: the lodviz group's --store / LODVIZ_STORE).")
+_store_option = click.option("--store", "store", default=None, help="The store file or postgresql:// URL (default: the lodviz group's --store / LODVIZ_STORE).")
+
+
+@cli.command("migrate")
+@click.argument("source")
+@click.argument("target")
+def migrate_command(source: str, target: str) -> None:
+    """Copy the store SOURCE into a new, empty store TARGET, and check the copy.
+
+    Either may be a DuckDB file or a postgresql:// URL (passwords from
+    PGPASSWORD, ~/.pgpass or a service file, never on the command line).
+    Every memory, its usage, floors and layout, the profiles, golden queries,
+    conflicts and the whole audit log are copied in one transaction; then both
+    are compared table by table (rows and a SHA-256 of every row).
+    """
+    from urllib.parse import urlsplit
+
+    from lodviz.migrate import copy_store
+
+    for location in (source, target):
+        if is_postgres_url(location) and urlsplit(location).password:
+            raise click.UsageError(
+                "a password in a URL argument shows in `ps`; give the URL without it and put the password in "
+                "PGPASSWORD, ~/.pgpass or a service file."
+            )
+    if not is_postgres_url(source) and not Path(source).exists():
+        raise lodviz.StoreError(f"no store at {source}.")
+    report = copy_store(source, target, echo=lambda line: click.echo(line, err=True))
+    for check in report.tables:
+        mark = "same" if check.same else "DIFFERENT"
+        click.echo(f"{check.table:<10} {check.source_rows:>9,} -> {check.target_rows:>9,} rows  sha256 {check.target_sha256[:16]}  {mark}")
+    if not report.same:
+        raise lodviz.StoreError(f"the copy in {report.target} differs from {report.source} (see the tables above).")
+    click.echo(f"Copied {report.source} to {report.target}: every table has the same rows and checksums.")
 
 
 @cli.command("serve")
@@ -712,10 +763,18 @@ def mcp_command(ctx: click.Context, store: str | None, agent: str | None, http: 
         return
     if not agent:
         raise click.UsageError("give --agent NAME: the agent this MCP client acts for.")
-    from lodviz.mcp_server import check_agent
+    from lodviz.mcp_server import build_mcp, check_agent
     from lodviz.serve.relay import run_relay
 
     check_agent(agent)
+    if is_postgres_url(settings.store):
+        # Any number of processes write a PostgreSQL store: this one serves its agent itself.
+        mem = lodviz.open(settings.store, model=settings.model, actor=agent, compressor=settings.compressor, lock=threading.RLock())
+        try:
+            build_mcp(mem, agent=agent).run("stdio")
+        finally:
+            mem.close()
+        return
     run_relay(settings.store, agent, model=settings.model, compressor=settings.compressor, timeout=timeout)
 
 

@@ -82,8 +82,13 @@ def serve(
     """
     import uvicorn
 
-    in_memory = str(store) == ":memory:"
-    key = str(store) if in_memory else str(registry.store_key(store))
+    from lodviz.store.postgres import is_postgres_url, redact
+
+    # A file has one owner, registered beside it; a PostgreSQL store takes any
+    # number of servers (and ":memory:" is this process's alone): no registry.
+    in_memory = str(store) == ":memory:" or is_postgres_url(str(store))
+    location = str(store) if in_memory else str(registry.store_key(store))
+    key = redact(location) if is_postgres_url(location) else location
     if not in_memory:
         running = registry.live_entry(key)
         if running is not None:
@@ -103,7 +108,7 @@ def serve(
         real_port = sock.getsockname()[1]
         url = _url(host, real_port)
         mem = lodviz.open(
-            key,
+            location,
             model=model,
             embedder=embedder,
             actor="app",

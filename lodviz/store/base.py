@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import abc
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
@@ -30,6 +30,33 @@ from lodviz.records import (  # re-exported: the backends speak in them
     MemoryRecord,
     NewMemory,
 )
+
+
+#: Every table a store keeps, in the order a copy writes them, with the
+#: columns ``read_table``/``write_table`` speak (times aware UTC, JSON as
+#: text, embeddings as float32 arrays as the embedder made them, ``usage``
+#: as totals per memory).
+TABLES: dict[str, tuple[str, ...]] = {
+    "meta": ("key", "value"),
+    "artifacts": ("name", "data"),
+    "memories": (
+        "id", "text", "summary", "headline", "embedding", "embedding_model", "content_hash", "created_at", "floor",
+        "agent_id", "visibility", "kind", "source", "metadata", "layout_x", "layout_y", "forgotten_at",
+    ),
+    "usage": ("memory_id", "retrieval_count", "last_retrieved_at"),
+    "profiles": ("agent_id", "alpha", "lam", "theta1", "theta2", "theta3", "k", "updated_at"),
+    "conflicts": (
+        "memory_id", "other_id", "similarity", "reason", "detected_at", "status", "superseded_id", "resolved_by",
+        "resolved_at", "note",
+    ),
+    "golden": ("id", "agent_id", "query", "needs", "note", "created_at", "created_by"),
+    "audit": ("id", "occurred_at", "action", "actor", "agent_id", "memory_id", "query", "details"),
+}
+#: The key each table is read in order of (what a comparison of two copies walks).
+TABLE_ORDER = {
+    "meta": "key", "artifacts": "name", "memories": "id", "usage": "memory_id", "profiles": "agent_id",
+    "conflicts": "memory_id, other_id", "golden": "id", "audit": "id",
+}
 
 
 class Store(abc.ABC):
@@ -193,6 +220,19 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def set_profile(self, agent_id: str, values: dict[str, Any], audit: AuditEvent) -> None: ...
+
+    # -- copying a whole store (lodviz migrate) ---------------------------------
+    @abc.abstractmethod
+    def read_table(self, table: str, batch: int = 10_000) -> Iterator[list[tuple]]:
+        """Every row of ``table`` (a key of ``TABLES``), in ``TABLE_ORDER``, in batches."""
+
+    @abc.abstractmethod
+    def write_table(self, table: str, rows: Sequence[tuple]) -> None:
+        """Add ``rows`` of ``table`` as they are (ids kept): for a copy into an empty store."""
+
+    @abc.abstractmethod
+    def finish_copy(self) -> None:
+        """After ``write_table``: new ids continue after the copied ones, caches start afresh."""
 
     @abc.abstractmethod
     def close(self) -> None: ...

@@ -39,6 +39,8 @@ from lodviz.store.base import (
     Golden,
     MemoryRecord,
     NewMemory,
+    TABLE_ORDER,
+    TABLES,
     Store,
     dumps,
 )
@@ -1004,6 +1006,41 @@ class DuckDBStore(Store):
             rows = self._run("SELECT id FROM memories WHERE content_hash = ?", [content_hash])
         return int(rows[0][0]) if rows else None
 
+    # -- copying a whole store ---------------------------------------------------
+
+    def read_table(self, table: str, batch: int = 10_000) -> Iterator[list[tuple]]:
+        columns = TABLES[table]
+        source = "usage_totals" if table == "usage" else table
+        with self._lock:
+            cursor = self._con.cursor()
+        try:
+            cursor.execute(f"SELECT {', '.join(columns)} FROM {source} ORDER BY {TABLE_ORDER[table]}")
+            while rows := cursor.fetchmany(batch):
+                yield [_portable(row, columns) for row in rows]
+        finally:
+            cursor.close()
+
+    def write_table(self, table: str, rows: Sequence[tuple]) -> None:
+        if not rows:
+            return
+        columns = TABLES[table]
+        stored = [tuple(_naive(v) if isinstance(v, datetime) else v for v in row) for row in rows]
+        if table == "memories":
+            at = columns.index("embedding")
+            stored = [(*row[:at], np.asarray(row[at], dtype=np.float32).tolist(), *row[at + 1:]) for row in stored]
+        marks = ", ".join("?" for _ in columns)
+        with self.atomic():
+            self._con.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", stored)
+
+    def finish_copy(self) -> None:
+        with self._lock, self.atomic():
+            for table, sequence in (("audit", "audit_id"), ("golden", "golden_id")):
+                top = int(self._run(f"SELECT coalesce(max(id), 0) FROM {table}")[0][0])
+                if top:  # DuckDB has no setval: draw the sequence up to the copied ids
+                    self._run(f"SELECT max(nextval('{sequence}')) FROM range({top})")
+            self._cache = None
+            self._meta = None
+
     def close(self) -> None:
         with self._lock:
             try:
@@ -1020,6 +1057,20 @@ def _lock_message(path: str, exc: Exception) -> str:
             "use that process (for example `lodviz serve`'s MCP endpoint) or stop it first."
         )
     return f"cannot open {path}: {text.splitlines()[0]}"
+
+
+def _portable(row: tuple, columns: Sequence[str]) -> tuple:
+    """A row as ``TABLES`` speaks it: aware UTC times, embeddings as float32 arrays."""
+    out = []
+    for name, value in zip(columns, row):
+        if isinstance(value, datetime):
+            value = value.replace(tzinfo=UTC)
+        elif name == "embedding":
+            value = np.asarray(value, dtype=np.float32)
+        elif isinstance(value, (bytes, bytearray, memoryview)):
+            value = bytes(value)
+        out.append(value)
+    return tuple(out)
 
 
 def _unit(vectors: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:

@@ -51,6 +51,8 @@ from lodviz.store.base import (
     Golden,
     MemoryRecord,
     NewMemory,
+    TABLE_ORDER,
+    TABLES,
     Store,
     dumps,
 )
@@ -805,12 +807,62 @@ class PostgresStore(Store):
             rows = self._run("SELECT id FROM memories WHERE content_hash = %s", [content_hash])
         return int(rows[0][0]) if rows else None
 
+    # -- copying a whole store -----------------------------------------------------
+
+    def read_table(self, table: str, batch: int = 10_000) -> Iterator[list[tuple]]:
+        columns = TABLES[table]
+        # A named (server-side) cursor streams a big table instead of loading it at once.
+        with self._lock, self._con.transaction(), self._con.cursor(name=f"lodviz_copy_{table}") as cursor:
+            cursor.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY {TABLE_ORDER[table]}")
+            while rows := cursor.fetchmany(batch):
+                yield [_portable(row, columns) for row in rows]
+
+    def write_table(self, table: str, rows: Sequence[tuple]) -> None:
+        if not rows:
+            return
+        columns = TABLES[table]
+        with self.atomic():
+            stamp = self._change()
+            extra = ("change_seq",) if table in ("memories", "usage") else ()
+            with self._con.cursor().copy(f"COPY {table} ({', '.join(columns + extra)}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row((*row, stamp) if extra else row)
+
+    def finish_copy(self) -> None:
+        with self.atomic():
+            self._change()
+            self._run("SELECT setval('memory_id', greatest((SELECT max(id) FROM memories), 1), (SELECT count(*) > 0 FROM memories))")
+            for table in ("audit", "golden"):
+                self._run(
+                    f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), greatest((SELECT max(id) FROM {table}), 1), "
+                    f"(SELECT count(*) > 0 FROM {table}))"
+                )
+        with self._lock:
+            self._state, self._vectors, self._seen = None, None, -1
+            dims = self._run("SELECT vector_dims(embedding) FROM memories LIMIT 1")
+        if dims:
+            self._ensure_index(int(dims[0][0]))
+
     def close(self) -> None:
         with self._lock:
             try:
                 self._con.close()
             except self._psycopg.Error:  # pragma: no cover - closing a broken connection
                 pass
+
+
+def _portable(row: tuple, columns: Sequence[str]) -> tuple:
+    """A row as ``TABLES`` speaks it: aware UTC times, embeddings as float32 arrays."""
+    out = []
+    for name, value in zip(columns, row):
+        if isinstance(value, datetime):
+            value = value.astimezone(UTC)
+        elif name == "embedding":
+            value = _as_array(value)
+        elif isinstance(value, (bytes, bytearray, memoryview)):
+            value = bytes(value)
+        out.append(value)
+    return tuple(out)
 
 
 def _utc(value: datetime | None) -> datetime | None:
