@@ -173,7 +173,7 @@ def stop_registered(store: Path) -> int | None:
 class ServeProcess:
     """A real `lodviz serve` process on a temporary store."""
 
-    store: Path
+    store: Path | str  # a DuckDB file, or a postgresql:// URL
     env: dict[str, str]
     args: tuple[str, ...] = ()
     process: subprocess.Popen[str] | None = None
@@ -183,7 +183,12 @@ class ServeProcess:
     lines: queue.Queue[str] = field(default_factory=queue.Queue)
 
     def start(self, timeout: float = 90.0) -> ServeProcess:
-        self.stderr_path = self.store.with_name(self.store.name + ".test-stderr")
+        if isinstance(self.store, Path):
+            self.stderr_path = self.store.with_name(self.store.name + ".test-stderr")
+        else:  # a PostgreSQL URL: the log goes beside this process's own home
+            home = Path(self.env["LODVIZ_HOME"])
+            home.mkdir(parents=True, exist_ok=True)
+            self.stderr_path = home / "serve.test-stderr"
         with open(self.stderr_path, "w") as stderr:
             self.process = subprocess.Popen(
                 lodviz_command("serve", "--store", str(self.store), "--no-open", "--port", "0", *self.args),
