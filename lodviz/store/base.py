@@ -31,7 +31,6 @@ from lodviz.records import (  # re-exported: the backends speak in them
     NewMemory,
 )
 
-
 #: Every table a store keeps, in the order a copy writes them, with the
 #: columns ``read_table``/``write_table`` speak (times aware UTC, JSON as
 #: text, embeddings as float32 arrays as the embedder made them, ``usage``

@@ -32,6 +32,8 @@ import pyarrow as pa
 from lodviz.errors import StoreError
 from lodviz.records import ROW_FIELDS
 from lodviz.store.base import (
+    TABLE_ORDER,
+    TABLES,
     AuditEvent,
     Columns,
     Conflict,
@@ -39,8 +41,6 @@ from lodviz.store.base import (
     Golden,
     MemoryRecord,
     NewMemory,
-    TABLE_ORDER,
-    TABLES,
     Store,
     dumps,
 )

@@ -44,6 +44,8 @@ import numpy as np
 from lodviz.errors import StoreError
 from lodviz.records import ROW_FIELDS
 from lodviz.store.base import (
+    TABLE_ORDER,
+    TABLES,
     AuditEvent,
     Columns,
     Conflict,
@@ -51,8 +53,6 @@ from lodviz.store.base import (
     Golden,
     MemoryRecord,
     NewMemory,
-    TABLE_ORDER,
-    TABLES,
     Store,
     dumps,
 )
