@@ -693,6 +693,7 @@ class Memory:
             actor=actor,
             order=np.arange(len(sub)),  # most relevant first
             record=_record,
+            extra={"nearest": self._store.last_nearest},  # which way the k nearest were found: "scan" or an index
         )
 
     def preview(

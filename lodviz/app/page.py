@@ -376,7 +376,7 @@ def build_layout(mem: Memory, url: str | None, layout_finished: float | None = N
             html.Header(
                 [
                     html.Div([html.Span("lod", className="logo-a"), html.Span("viz", className="logo-b")], className="logo"),
-                    html.Div(f"{mem.path.rsplit('/', 1)[-1]} · {len(mem):,} memories · now {mem.now().strftime('%Y-%m-%d')} ({_clock(mem)})", id=ids.STORE_INFO, className="store-info"),
+                    html.Div(f"{store_name(mem.path)} · {len(mem):,} memories · now {mem.now().strftime('%Y-%m-%d')} ({_clock(mem)})", id=ids.STORE_INFO, className="store-info"),
                     html.Div(id=ids.SYNC_STATUS, className="sync-status"),
                     html.Div(id=ids.COUNTS, className="counts"),
                     html.Button("Present", id=ids.PRESENT, className="btn small present-btn", n_clicks=0,
@@ -426,6 +426,17 @@ def build_layout(mem: Memory, url: str | None, layout_finished: float | None = N
         className="app",
         id=ids.APP,
     )
+
+
+def store_name(path: str) -> str:
+    """The store as the header names it: a file's name, or a PostgreSQL database and its host."""
+    from urllib.parse import parse_qs, urlsplit
+
+    if path.startswith(("postgresql://", "postgres://")):
+        parts = urlsplit(path)
+        host = parts.hostname or parse_qs(parts.query).get("host", ["local socket"])[0]
+        return f"PostgreSQL {parts.path.lstrip('/') or 'postgres'} on {host}"
+    return path.rsplit("/", 1)[-1]
 
 
 def tier_badge(tier: Tier) -> html.Span:

@@ -62,6 +62,8 @@ class Store(abc.ABC):
     """What a backend provides. Writes that belong together take one transaction."""
 
     path: str
+    #: How the last ``nearest`` found its answer: "scan" (exact, in memory) or "hnsw" (a vector index).
+    last_nearest: str = "scan"
 
     @abc.abstractmethod
     def atomic(self) -> AbstractContextManager[None]:
