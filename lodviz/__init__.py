@@ -56,7 +56,10 @@ def open(
     lexical_weight: float = 1.0,
     budget_policy: str = "readable-first",
 ) -> Memory:
-    """Open (or create) a DuckDB store and return the ``Memory`` service over it.
+    """Open (or create) a store and return the ``Memory`` service over it.
+
+    ``path`` is a DuckDB file (or ":memory:"), or a ``postgresql://`` URL for a
+    store that many processes share (docs/postgres.md; needs ``lodviz[postgres]``).
 
     ``model`` is any sentence-transformers model name or path; by default the
     bundled all-MiniLM-L6-v2 is used, loaded offline on first need.

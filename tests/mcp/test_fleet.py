@@ -15,7 +15,7 @@ from mcp import Client
 
 import lodviz
 
-from .conftest import REFERENCE_TIME, SEED, ServeProcess, child_env
+from .conftest import REFERENCE_TIME, SEED, ServeProcess, child_env, stdio_params
 
 
 def call(url: str, name: str, args: dict):
@@ -25,11 +25,16 @@ def call(url: str, name: str, args: dict):
         async with Client(url) as client:
             return await client.call_tool(name, args)
 
+    return call_with(main)
+
+
+def call_with(main):
+    """Run the coroutine function ``main`` to its end in a thread of its own."""
     out: list = []
     worker = threading.Thread(target=lambda: out.append(anyio.run(main)))
     worker.start()
     worker.join(120)
-    assert out, f"{name} did not answer"
+    assert out, "the MCP call did not answer"
     return out[0]
 
 
@@ -43,6 +48,8 @@ def two_machines(pg_server, tmp_path_factory, embedder):
     mem.set_reference_time(REFERENCE_TIME)
     mem.close()
     machines = [ServeProcess(pg_url, child_env(tmp_path / f"machine-{n}")).start() for n in range(2)]
+    machines[0].pg_url = pg_url  # type: ignore[attr-defined]
+    machines[0].tmp = tmp_path  # type: ignore[attr-defined]
     try:
         yield machines, ids
     finally:
@@ -76,6 +83,20 @@ def test_a_promotion_on_one_machine_is_in_the_next_search_on_the_other(two_machi
     after = call(two.mcp_url("alice"), "memory_search", query)
     item = next(i for i in after.structured_content["items"] if i["id"] == old)
     assert item["floor"] == floor and item["tier"] == floor
+
+
+def test_a_stdio_client_on_a_postgres_store_serves_itself_and_the_machines_see_its_writes(two_machines):
+    (one, two), _ = two_machines
+    params = stdio_params(one.pg_url, "grace", child_env(one.tmp / "stdio"))
+
+    async def main():
+        async with Client(params) as client:
+            return await client.call_tool("memory_write", {"text": "Grace signed the Bergen venue contract.", "visibility": "shared"})
+
+    written = call_with(main)
+    assert not written.is_error
+    found = call(two.mcp_url("alice"), "memory_search", {"query": "who signed the venue contract?"})
+    assert written.structured_content["id"] in [item["id"] for item in found.structured_content["items"]]
 
 
 @pytest.mark.browser
