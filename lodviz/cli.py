@@ -524,6 +524,54 @@ def agents_set(session: CliContext, agent_id: str, preset: str | None, reason: s
     click.echo(f"Profile of {agent_id}: " + ", ".join(f"{k}={v}" for k, v in params.to_dict().items()))
 
 
+@cli.group()
+def token() -> None:
+    """Tokens for `lodviz serve --auth`: who may act as which agent, and who may steer.
+
+    Roles: viewer (the landscape and the audit log), auditor (also promote,
+    demote, expand, resolve conflicts, change profiles), agent (its own MCP
+    calls as one agent, --agent NAME), admin (everything). Whoever can run
+    this command on the store's machine manages tokens.
+    """
+
+
+@token.command("create")
+@click.argument("name")
+@click.option("--role", type=click.Choice(["viewer", "auditor", "agent", "admin"]), required=True)
+@click.option("--agent", "agent_id", help="With --role agent: the agent the token acts for.")
+@pass_session
+def token_create(session: CliContext, name: str, role: str, agent_id: str | None) -> None:
+    """Create a token for identity NAME; it is printed once and never kept (only its hash is)."""
+    record, secret = session.open().create_token(name, role, agent_id=agent_id)
+    who = f"{record.name} ({record.role}" + (f" for agent {record.agent_id})" if record.agent_id else ")")
+    click.echo(f"Token {record.id} for {who}. It is shown only now; keep it secret:", err=True)
+    click.echo(secret)
+
+
+@token.command("list")
+@click.option("--json", "as_json", is_flag=True)
+@pass_session
+def token_list(session: CliContext, as_json: bool) -> None:
+    """Every token: id, identity, role, agent, created, revoked (never the token)."""
+    records = session.open(must_exist=True).tokens()
+    if as_json:
+        _echo_json([r.to_dict() for r in records])
+        return
+    click.echo(f"{'id':<10}{'name':<24}{'role':<9}{'agent':<18}{'created (UTC)':<18}revoked")
+    for r in records:
+        revoked = r.revoked_at.strftime("%Y-%m-%d %H:%M") if r.revoked_at else "-"
+        click.echo(f"{r.id:<10}{r.name[:23]:<24}{r.role:<9}{(r.agent_id or '-')[:17]:<18}{r.created_at:%Y-%m-%d %H:%M}  {revoked}")
+
+
+@token.command("revoke")
+@click.argument("token_id")
+@pass_session
+def token_revoke(session: CliContext, token_id: str) -> None:
+    """Revoke a token: its identity is refused from the next request on (audited)."""
+    record = session.open(must_exist=True).revoke_token(token_id)
+    click.echo(f"Revoked token {record.id} of {record.name} ({record.role}).")
+
+
 @cli.group(invoke_without_command=True)
 @click.pass_context
 def golden(ctx: click.Context) -> None:
@@ -657,6 +705,18 @@ def _serve_settings(ctx: click.Context, store: str | None) -> Settings:
     return Settings(store=store or settings.store, model=settings.model, compressor=settings.compressor, home=settings.home)
 
 
+def _access_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    for option in reversed(
+        [
+            click.option("--auth", is_flag=True, envvar="LODVIZ_AUTH", help="Require a token for every request (env LODVIZ_AUTH)."),
+            click.option("--read-only", is_flag=True, help="A demo: nothing is written, not even the use a search counts."),
+            click.option("--allowed-host", multiple=True, help="With --host other than loopback: a name clients use for this server (repeatable)."),
+        ]
+    ):
+        func = option(func)
+    return func
+
+
 _store_option = click.option("--store", "store", default=None, help="The store file or postgresql:// URL (default: the lodviz group's --store / LODVIZ_STORE).")
 
 
@@ -699,16 +759,25 @@ def migrate_command(source: str, target: str) -> None:
 @click.option("--port", default=DEFAULT_PORT, show_default=True, type=int, help="Port (0 picks a free one).")
 @click.option("--no-open", is_flag=True, help="Do not open a browser.")
 @click.option("--idle-timeout", type=float, default=None, help="Stop after this many seconds without a request.")
+@_access_options
 @click.pass_context
-def serve_command(ctx: click.Context, store: str | None, host: str, port: int, no_open: bool, idle_timeout: float | None) -> None:
+def serve_command(
+    ctx: click.Context, store: str | None, host: str, port: int, no_open: bool, idle_timeout: float | None,
+    auth: bool, read_only: bool, allowed_host: tuple[str, ...],
+) -> None:
     """Serve the landscape app and the MCP endpoint (/mcp/) over one store.
 
     This process owns the store; agents reach it through its MCP endpoint or
     through `lodviz mcp` (stdio), which finds it by the registry file beside
-    the store.
+    the store. Without --auth it listens on 127.0.0.1 only and trusts every
+    local client as any agent (the page says so); with --auth every request
+    needs a token (`lodviz token create`), and agents act as their token's agent.
     """
     settings = _serve_settings(ctx, store)
-    serve(settings.store, host=host, port=port, open_browser=not no_open, model=settings.model, compressor=settings.compressor, idle_timeout=idle_timeout)
+    serve(
+        settings.store, host=host, port=port, open_browser=not no_open, model=settings.model, compressor=settings.compressor,
+        idle_timeout=idle_timeout, auth=auth, read_only=read_only, allowed_hosts=allowed_host,
+    )
     _end_served_process(ctx)
 
 
@@ -717,8 +786,9 @@ def serve_command(ctx: click.Context, store: str | None, host: str, port: int, n
 @click.option("--port", default=DEFAULT_PORT, show_default=True, type=int, help="Port (0 picks a free one).")
 @click.option("--reset", is_flag=True, help="Start again from a fresh copy of the sample store.")
 @click.option("--no-open", is_flag=True, help="Do not open a browser.")
+@click.option("--read-only", is_flag=True, help="Nothing is written, not even the use a search counts (for showing it to a room).")
 @click.pass_context
-def demo_command(ctx: click.Context, host: str, port: int, reset: bool, no_open: bool) -> None:
+def demo_command(ctx: click.Context, host: str, port: int, reset: bool, no_open: bool, read_only: bool) -> None:
     """Serve a working copy of the bundled sample store (three agents of one company).
 
     The copy lives in $LODVIZ_HOME (default ~/.local/share/lodviz/), so the
@@ -735,7 +805,7 @@ def demo_command(ctx: click.Context, host: str, port: int, reset: bool, no_open:
         if not no_open:
             launch_browser(running.url)
         return
-    serve(target, host=host, port=port, open_browser=not no_open, model=settings.model, compressor=settings.compressor)
+    serve(target, host=host, port=port, open_browser=not no_open, model=settings.model, compressor=settings.compressor, read_only=read_only)
     _end_served_process(ctx)
 
 

@@ -14,7 +14,9 @@ single sentence. The hierarchy::
     ├── StoreError             the store file cannot be opened or used
     │   └── EmbeddingMismatch  the embedding model does not fit the store
     ├── EmbedderUnavailable    the embedding model cannot be loaded
-    └── CompressorError        the LLM compressor is misconfigured or its endpoint failed
+    ├── CompressorError        the LLM compressor is misconfigured or its endpoint failed
+    └── AccessDenied           no identity, or one whose role may not do this
+        └── Unauthenticated    no token, an unknown one, or a revoked one
 """
 
 from __future__ import annotations
@@ -88,3 +90,11 @@ class CompressorError(LodvizError):
         super().__init__(message)
         self.endpoint = endpoint
         self.status = status
+
+
+class AccessDenied(LodvizError):
+    """The caller's identity may not do this (a viewer promoting, an agent acting for another)."""
+
+
+class Unauthenticated(AccessDenied):
+    """No token, a token lodviz does not know, or a revoked one."""

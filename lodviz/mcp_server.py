@@ -27,7 +27,6 @@ carrying their one-sentence message; the server keeps serving.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar, cast
 
@@ -39,7 +38,8 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
 import lodviz
-from lodviz.errors import InvalidInput, LodvizError
+from lodviz.access import IDENTITY_HEADER, check_agent
+from lodviz.errors import LodvizError
 from lodviz.memory import Memory, Result
 from lodviz.records import MemoryRecord
 from lodviz.scoring import Tier
@@ -50,7 +50,6 @@ AGENT_HEADER = "X-Lodviz-Agent"
 #: The agent of calls that name none.
 DEFAULT_AGENT = "default"
 #: Agent names: what the store accepts as agent_id (lodviz.ingest.inputs).
-AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$")
 
 INSTRUCTIONS = """\
 lodviz is level-of-detail (LOD) memory. Nothing is forgotten: every memory is
@@ -158,13 +157,6 @@ class Written(BaseModel):
 # -- helpers ------------------------------------------------------------------------------
 
 
-def check_agent(name: object) -> str:
-    """A valid agent name, or ``InvalidInput`` saying what a name may be."""
-    if not isinstance(name, str) or not AGENT_NAME.match(name):
-        raise InvalidInput(f"agent name {name!r} must be 1-64 letters, digits or _.:@- characters, starting with a letter or digit.")
-    return name
-
-
 def _record_out(record: MemoryRecord) -> MemoryOut:
     return MemoryOut(**{**record.to_dict(), "metadata": dict(record.metadata or {})})
 
@@ -197,13 +189,18 @@ def _describe(record: MemoryRecord) -> str:
 # -- the server -------------------------------------------------------------------------------
 
 
-def build_mcp(mem: Memory | None, *, agent: str | None = None, default_agent: str = DEFAULT_AGENT) -> MCPServer:
+def build_mcp(
+    mem: Memory | None, *, agent: str | None = None, default_agent: str = DEFAULT_AGENT, read_only: bool = False
+) -> MCPServer:
     """The MCP server over ``mem`` (``None`` only to list the tools, as the stdio relay does).
 
     With ``agent``, every call acts for that agent whatever the request says
     (the HTTP layer in ``lodviz.serve.app`` refuses requests naming another one).
     Without it, the ``X-Lodviz-Agent`` header names the agent, else
-    ``default_agent``.
+    ``default_agent``. The ``X-Lodviz-Identity`` header (set by the server
+    after it checked a token; a client's own is dropped) names who acts, for
+    the audit log. ``read_only``: nothing is written, not even the use a
+    search counts; ``memory_write`` and ``memory_promote`` are refused.
     """
     fixed = check_agent(agent) if agent is not None else None
     check_agent(default_agent)
@@ -230,6 +227,19 @@ def build_mcp(mem: Memory | None, *, agent: str | None = None, default_agent: st
             return check_agent(name)
         except LodvizError as exc:
             raise ToolError(str(exc)) from exc
+
+    def actor_of(ctx: Context, agent: str) -> str:
+        """Who acts: the authenticated identity, else the agent itself."""
+        try:
+            headers = ctx.headers
+        except ValueError:
+            headers = None
+        name = headers.get(IDENTITY_HEADER) if headers is not None else None
+        return name or agent
+
+    def writable(what: str) -> None:
+        if read_only:
+            raise ToolError(f"this lodviz server is read-only (a demo); it does not {what}.")
 
     def service() -> Memory:
         if mem is None:  # only the relay builds a server without a store, and it lists tools only
@@ -267,7 +277,10 @@ def build_mcp(mem: Memory | None, *, agent: str | None = None, default_agent: st
         used and stay sharp.
         """
         who = agent_of(ctx)
-        result = await run(service().search, query, agent_id=who, exclude=exclude, k=k, budget_tokens=budget_tokens)
+        result = await run(
+            service().search, query, agent_id=who, exclude=exclude, k=k, budget_tokens=budget_tokens, touch=not read_only,
+            actor=actor_of(ctx, who),
+        )
         return _landscape(result, who)
 
     @server.tool(annotations=reading)
@@ -281,7 +294,11 @@ def build_mcp(mem: Memory | None, *, agent: str | None = None, default_agent: st
         need the details. Counts as using the memory, so it stays sharp in
         later searches.
         """
-        record = await run(service().expand, memory_id, agent_id=agent_of(ctx))
+        who = agent_of(ctx)
+        if read_only:
+            record = await run(service().get, memory_id, agent_id=who)
+        else:
+            record = await run(service().expand, memory_id, agent_id=who, actor=actor_of(ctx, who))
         return _result(f"{_describe(record)}\n\n{record.text}\n", _record_out(record))
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False))
@@ -300,7 +317,8 @@ def build_mcp(mem: Memory | None, *, agent: str | None = None, default_agent: st
         is recorded with your name.
         """
         who = agent_of(ctx)
-        change = await run(service().move_floor, memory_id, +1, reason=reason, agent_id=who)
+        writable("promote")
+        change = await run(service().move_floor, memory_id, +1, reason=reason, agent_id=who, actor=actor_of(ctx, who))
         data = Promotion(id=change.memory_id, previous_floor=cast(FloorName, change.before.name), floor=cast(FloorName, change.after.name), headline=change.headline)
         return _result(
             f"Memory {change.memory_id} now has tier floor {change.after.name} (was {change.before.name}): {change.headline}\n",
@@ -324,8 +342,10 @@ def build_mcp(mem: Memory | None, *, agent: str | None = None, default_agent: st
         and returns the existing id.
         """
         who = agent_of(ctx)
+        writable("write")
         record, duplicate = await run(
-            service().write, text, agent_id=who, kind=kind, metadata=metadata, visibility=visibility, source=source, actor=who
+            service().write, text, agent_id=who, kind=kind, metadata=metadata, visibility=visibility, source=source,
+            actor=actor_of(ctx, who),
         )
         data = Written(
             id=record.id,
@@ -353,7 +373,7 @@ def build_mcp(mem: Memory | None, *, agent: str | None = None, default_agent: st
         frequently used ones in full, untouched ones as headlines.
         """
         who = agent_of(ctx)
-        result = await run(service().recent, since, until, agent_id=who, budget_tokens=budget_tokens)
+        result = await run(service().recent, since, until, agent_id=who, budget_tokens=budget_tokens, touch=not read_only, actor=actor_of(ctx, who))
         return _landscape(result, who)
 
     @server.tool(annotations=reading)
@@ -368,7 +388,7 @@ def build_mcp(mem: Memory | None, *, agent: str | None = None, default_agent: st
         unread results) before it fades.
         """
         who = agent_of(ctx)
-        result = await run(service().unseen, agent_id=who, limit=limit, budget_tokens=budget_tokens)
+        result = await run(service().unseen, agent_id=who, limit=limit, budget_tokens=budget_tokens, touch=not read_only, actor=actor_of(ctx, who))
         return _landscape(result, who)
 
     @server.tool(annotations=reading)
@@ -383,7 +403,7 @@ def build_mcp(mem: Memory | None, *, agent: str | None = None, default_agent: st
         findings. Drawn memories come back as summaries and count as used.
         """
         who = agent_of(ctx)
-        result = await run(service().sample, n, agent_id=who, budget_tokens=budget_tokens)
+        result = await run(service().sample, n, agent_id=who, budget_tokens=budget_tokens, touch=not read_only, actor=actor_of(ctx, who))
         return _landscape(result, who)
 
     return server

@@ -25,9 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lodviz import access, scoring, tuning
 from lodviz import budget as budgeting
 from lodviz import lexical as lex
-from lodviz import scoring, tuning
+from lodviz.access import Identity, TokenRecord
 from lodviz.cache import LRU
 from lodviz.errors import (
     BudgetTooSmall,
@@ -36,6 +37,7 @@ from lodviz.errors import (
     InvalidInput,
     InvalidParameters,
     MemoryNotFound,
+    Unauthenticated,
 )
 from lodviz.ingest import pipeline
 from lodviz.ingest.compress import Compressor, ExtractiveCompressor
@@ -1435,6 +1437,49 @@ class Memory:
         """The id of the newest audit event (0 for none): every change to the store writes one."""
         latest = self._store.audit(limit=1)
         return int(latest[0].id or 0) if latest else 0
+
+    # -- tokens (lodviz.access) --------------------------------------------------------
+
+    def create_token(self, name: str, role: str, *, agent_id: str | None = None, actor: str | None = None) -> tuple[TokenRecord, str]:
+        """A new token for identity ``name`` with ``role``: its record, and the token (shown once, never kept)."""
+        if not isinstance(name, str) or not name.strip() or len(name) > 200 or not name.isprintable():
+            raise InvalidInput("an identity name is 1-200 printable characters.")
+        access.check_role(role, agent_id)
+        if agent_id is not None:
+            access.check_agent(agent_id)
+        token_id, token = access.new_token()
+        record = TokenRecord(token_id, name.strip(), role, agent_id, access.digest(token), datetime.now(UTC), actor or self.actor)
+        event = AuditEvent(action="token", actor=actor or self.actor, agent_id=agent_id,
+                           details={"created": token_id, "name": record.name, "role": role})
+        self._store.add_token(record, event)
+        return record, token
+
+    def tokens(self) -> list[TokenRecord]:
+        """Every token's record (live and revoked), oldest first; no token is ever shown again."""
+        return sorted(self._store.tokens(), key=lambda t: t.created_at)
+
+    def revoke_token(self, token_id: str, *, actor: str | None = None) -> TokenRecord:
+        """Revoke a token for good; its identity is refused from the next request on."""
+        record = self._store.token(token_id)
+        if record is None:
+            raise InvalidInput(f"no token {token_id!r}; `lodviz token list` shows them.")
+        event = AuditEvent(action="token", actor=actor or self.actor, agent_id=record.agent_id,
+                           details={"revoked": token_id, "name": record.name, "role": record.role})
+        if not self._store.revoke_token(token_id, datetime.now(UTC), event):
+            raise InvalidInput(f"token {token_id} is already revoked.")
+        revoked = self._store.token(token_id)
+        assert revoked is not None
+        return revoked
+
+    def authenticate(self, token: str | None) -> Identity:
+        """The identity a token proves; ``Unauthenticated`` for none, an unknown or a revoked one."""
+        token_id = access.token_id_of(token or "")
+        record = self._store.token(token_id) if token_id else None
+        if record is None or not access.matches(record, token or ""):
+            raise Unauthenticated("no valid token: send Authorization: Bearer <token> (`lodviz token create`).")
+        if record.revoked_at is not None:
+            raise Unauthenticated(f"token {record.id} was revoked.")
+        return record.identity
 
     def record_event(self, event: AuditEvent) -> None:
         self._store.record(event)

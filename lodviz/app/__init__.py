@@ -35,10 +35,16 @@ def create_app(
     layout_job: LayoutJob | None = None,
     place_on_start: bool = True,
     warm_model: bool = True,
+    auth: bool = False,
+    read_only: bool = False,
 ) -> dash.Dash:
-    """A Dash app showing ``mem`` as a landscape; place new memories in the background."""
+    """A Dash app showing ``mem`` as a landscape; place new memories in the background.
+
+    ``auth`` and ``read_only`` are what the server enforces (``lodviz.serve.auth``);
+    the page says which mode it runs in, and a read-only page writes nothing.
+    """
     job = layout_job or LayoutJob(mem)
-    app_ctx = AppContext(mem=mem, layout_job=job, draw_limit=draw_limit)
+    app_ctx = AppContext(mem=mem, layout_job=job, draw_limit=draw_limit, read_only=read_only)
     app = dash.Dash(
         __name__,
         title=title,
@@ -51,7 +57,7 @@ def create_app(
         # The layout is fetched by the page with a same-origin request whose
         # referrer is the page's own URL: a shared link restores its view.
         url = flask.request.referrer if flask.has_request_context() else None
-        return build_layout(mem, url, job.status().finished)
+        return build_layout(mem, url, job.status().finished, mode=access_mode(auth, read_only))
 
     app.layout = serve_layout  # Dash calls it once here and keeps that as the validation layout
     register_all(app, app_ctx)
@@ -65,6 +71,15 @@ def create_app(
         if len(state) and (state.x != state.x).any():  # NaN: memories not yet on the map
             job.start("place")
     return app
+
+
+def access_mode(auth: bool, read_only: bool) -> str:
+    """What the header says about who may do what here."""
+    if read_only:
+        return "Read-only demo: nothing you do here is written."
+    if auth:
+        return ""
+    return "Unauthenticated local mode: anyone on this machine can act as any agent (lodviz serve --auth)."
 
 
 def _warm(mem: Memory) -> None:

@@ -8,12 +8,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lodviz.access import IDENTITY_HEADER
 from lodviz.app.view import DEFAULT_DRAW_LIMIT
 from lodviz.mapping import LayoutJob
 from lodviz.memory import Memory
 
-#: The actor written into the audit log for what a person does in the app.
+#: The actor written into the audit log for what a person does in the app
+#: when the server runs without authentication (local, single user).
 APP_ACTOR = "app"
+
+
+def app_actor() -> str:
+    """Who acts in this request: the identity the server authenticated, else ``APP_ACTOR``."""
+    from flask import has_request_context, request
+
+    if has_request_context():
+        name = request.headers.get(IDENTITY_HEADER)
+        if name:
+            return name
+    return APP_ACTOR
 
 
 @dataclass
@@ -21,3 +34,4 @@ class AppContext:
     mem: Memory
     layout_job: LayoutJob
     draw_limit: int = DEFAULT_DRAW_LIMIT
+    read_only: bool = False  # a demo: the page writes nothing, not even its searches' audit lines

@@ -4,7 +4,11 @@
     /mcp/           the MCP streamable-HTTP endpoint (``lodviz.mcp_server``)
     /mcp/<agent>    the same endpoint, acting for <agent>
     /api/health     {"service": "lodviz", "store": ..., "pid": ...}
-    /api/promote    POST {"memory_id": 42, "reason": "..."}: promote as "app"
+    /api/promote    POST {"memory_id": 42, "reason": "..."}: promote (needs an auditor)
+    /login          the sign-in form of a server run with --auth (sets the session cookie)
+
+Every request passes ``lodviz.serve.auth.Gate`` first: the Host header, the
+caller's identity and role (with --auth), and cross-site POSTs.
 
 Browser and agents share one ``Memory`` (opened with a lock, so its
 operations run one at a time), so a promotion made in the browser is in the
@@ -23,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import lodviz
+from lodviz.access import IDENTITY_HEADER
 from lodviz.errors import InvalidInput, LodvizError, MemoryNotFound
 from lodviz.memory import Memory
 
@@ -76,6 +81,9 @@ class LodvizServer:
         on_started: Callable[[], None] | None = None,
         on_stopping: Callable[[], None] | None = None,
         request_exit: Callable[[], None] | None = None,
+        auth: bool = False,
+        read_only: bool = False,
+        allowed_hosts: tuple[str, ...] = (),
     ) -> None:
         from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
         from mcp.server.transport_security import TransportSecuritySettings
@@ -83,7 +91,9 @@ class LodvizServer:
         from starlette.routing import Mount, Route
 
         from lodviz.mcp_server import build_mcp, check_agent
+        from lodviz.serve.auth import Gate
 
+        self.gate = Gate(mem, host=host, auth=auth, read_only=read_only, allowed_hosts=allowed_hosts)
         self.mem = mem
         self.agent = check_agent(agent) if agent is not None else None
         self.loopback = host in LOOPBACK
@@ -95,7 +105,7 @@ class LodvizServer:
         self.activity = _Activity()
         self.dash_app: Any = None
 
-        self.mcp = build_mcp(mem, agent=self.agent)
+        self.mcp = build_mcp(mem, agent=self.agent, read_only=read_only)
         security = (
             TransportSecuritySettings(
                 enable_dns_rebinding_protection=True,
@@ -120,7 +130,7 @@ class LodvizServer:
 
             from lodviz.app import create_app
 
-            self.dash_app = create_app(mem)
+            self.dash_app = create_app(mem, auth=auth, read_only=read_only)
             routes.append(Mount("/", app=WSGIMiddleware(self.dash_app.server, workers=8)))  # type: ignore[arg-type]  # a2wsgi is an ASGI app
         else:
             routes.append(Route("/", self._index, methods=["GET"]))
@@ -172,17 +182,96 @@ class LodvizServer:
             return
         self.activity.enter()
         try:
-            path = scope.get("path", "")
-            if scope["type"] == "http" and (path == "/mcp" or path.startswith("/mcp/")):
-                await self._mcp(scope, receive, send)
-            else:
+            if scope["type"] != "http":
                 await self.starlette(scope, receive, send)
+                return
+            await self._gated(scope, receive, send)
         finally:
             self.activity.leave()
 
-    async def _mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Find the agent (path, header, query, fixed), pass it on as the header."""
+    async def _gated(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Host, identity, role and cross-site checks (``lodviz.serve.auth``), then the route."""
+        from starlette.responses import HTMLResponse, JSONResponse
+
+        from lodviz.serve import auth
+
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        host = headers.get("host", "")
+        path, method = scope.get("path", ""), scope.get("method", "GET")
+        is_mcp = path == "/mcp" or path.startswith("/mcp/")
+        if not self.gate.host_ok(host):
+            await JSONResponse({"error": "bad Host header: this server answers for its own address only."}, 421)(scope, receive, send)
+            return
+        if path == "/api/health":
+            await self.starlette(scope, receive, send)
+            return
+        if path in ("/login", "/logout"):
+            await self._login(scope, receive, send, headers)
+            return
+        try:
+            identity = self.gate.identity(headers)
+        except LodvizError as exc:
+            if is_mcp:
+                response = _rpc_error(str(exc), 401)
+                response.headers["WWW-Authenticate"] = 'Bearer realm="lodviz"'
+            elif method == "GET" and path == "/":
+                response = HTMLResponse(auth.login_page(str(exc) if headers.get("cookie") else ""), 401)
+            else:
+                response = JSONResponse({"error": str(exc)}, 401)
+            await response(scope, receive, send)
+            return
+        if is_mcp:
+            await self._mcp(scope, receive, send, identity)
+            return
+        body = b""
+        if method in ("POST", "PUT", "PATCH", "DELETE"):
+            if not self.gate.same_origin(headers.get("origin"), host):
+                await JSONResponse({"error": "cross-site requests are refused."}, 403)(scope, receive, send)
+                return
+            body = await _read_body(receive)
+            receive = _replay(body, receive)
+        try:
+            if path == "/api/promote":
+                self.gate.check_steer(identity, "promote")
+            else:
+                self.gate.check_app(identity, method, path, body)
+        except LodvizError as exc:
+            await JSONResponse({"error": str(exc)}, 403)(scope, receive, send)
+            return
+        await self.starlette({**scope, "headers": auth.with_identity(scope.get("headers", []), identity)}, receive, send)
+
+    async def _login(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]) -> None:
+        from starlette.responses import HTMLResponse, RedirectResponse
+
+        from lodviz.serve import auth
+
+        response: Any
+        if scope["path"] == "/logout":
+            response = RedirectResponse("/login", 303)
+            response.delete_cookie(auth.COOKIE, path="/")
+        elif scope.get("method") != "POST":
+            response = HTMLResponse(auth.login_page())
+        elif not self.gate.same_origin(headers.get("origin"), headers.get("host", "")):
+            response = HTMLResponse(auth.login_page("cross-site sign-in refused."), 403)
+        else:
+            token = auth.form_token(await _read_body(receive)) or ""
+            try:
+                identity = self.gate.identity({"authorization": f"Bearer {token}"}) if self.gate.auth else None
+                if identity is not None:
+                    identity.require("view", "open the landscape")
+            except LodvizError as exc:
+                await HTMLResponse(auth.login_page(str(exc)), 401)(scope, receive, send)
+                return
+            response = RedirectResponse("/", 303)
+            if self.gate.auth:
+                response.set_cookie(auth.COOKIE, token, httponly=True, samesite="strict", path="/")
+        await response(scope, receive, send)
+
+    async def _mcp(self, scope: Scope, receive: Receive, send: Send, identity: Any = None) -> None:
+        """Find the agent (path, header, query, fixed, or the token's), pass it on as the header."""
+        from lodviz.access import LOCAL
         from lodviz.mcp_server import AGENT_HEADER, check_agent
+        from lodviz.serve import auth
 
         header = AGENT_HEADER.lower().encode("latin-1")
         rest = scope["path"][len("/mcp") :].strip("/")
@@ -214,8 +303,15 @@ class LodvizServer:
                 await _rpc_error(message, 403)(scope, receive, send)
                 return
         agent = named or self.agent
+        if identity is not None and identity is not LOCAL:
+            try:
+                agent = identity.acting_agent(agent)
+            except LodvizError as exc:
+                await _rpc_error(str(exc), 403)(scope, receive, send)
+                return
         if agent:
             headers.append((header, agent.encode("latin-1")))
+        headers = auth.with_identity(headers, identity or LOCAL)
         await self.mcp_endpoint({**scope, "headers": headers}, receive, send)
 
     # -- small routes --------------------------------------------------------------------------
@@ -246,11 +342,7 @@ class LodvizServer:
         """Promote a memory as the app does (actor "app"): {"memory_id", "reason", "to"}."""
         import anyio.to_thread
 
-        if self.loopback and not _host_allowed(request.headers.get("host", "")):
-            return self._json({"error": "bad Host header."}, 421)
-        origin = request.headers.get("origin")
-        if origin and self.loopback and urlsplit(origin).hostname not in LOOPBACK:
-            return self._json({"error": "cross-origin requests are refused."}, 403)
+        # Host, identity, role and origin were checked by the gate (_gated).
         if not request.headers.get("content-type", "").startswith("application/json"):
             return self._json({"error": "send JSON (Content-Type: application/json)."}, 415)
         try:
@@ -261,13 +353,51 @@ class LodvizServer:
             return self._json({"error": 'send {"memory_id": ID, "reason": "why"}.'}, 400)
         try:
             floor = await anyio.to_thread.run_sync(
-                functools.partial(self.mem.promote, body["memory_id"], reason=body.get("reason"), to=body.get("to"), actor="app")
+                functools.partial(
+                    self.mem.promote, body["memory_id"], reason=body.get("reason"), to=body.get("to"),
+                    actor=request.headers.get(IDENTITY_HEADER) or "app",
+                )
             )
         except MemoryNotFound as exc:
             return self._json({"error": str(exc)}, 404)
         except (LodvizError, ValueError, TypeError) as exc:  # Tier.parse raises ValueError for an unknown tier
             return self._json({"error": str(exc)}, 400)
         return self._json({"id": int(body["memory_id"]), "floor": floor.name})
+
+
+#: The largest request body the gate reads (a Dash callback or a JSON call is a few KB).
+MAX_BODY_BYTES = 16 * 1024 * 1024
+
+
+async def _read_body(receive: Receive) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise LodvizError("request body too large.")
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A receive that gives ``body`` once, then waits on the client as before."""
+    sent = False
+
+    async def replay() -> Any:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
 
 
 def _rpc_error(message: str, status: int) -> Any:

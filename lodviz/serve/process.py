@@ -72,6 +72,9 @@ def serve(
     embedder: Any = None,
     echo: Callable[[str], None] = lambda line: click.echo(line),
     on_started: Callable[[registry.ServeEntry, Callable[[], None]], None] | None = None,
+    auth: bool = False,
+    read_only: bool = False,
+    allowed_hosts: tuple[str, ...] = (),
 ) -> None:
     """Own ``store`` and serve the app and the MCP endpoint until interrupted.
 
@@ -101,6 +104,13 @@ def serve(
         from lodviz.mcp_server import check_agent
 
         check_agent(agent)
+    from lodviz.serve.auth import LOOPBACK
+
+    if host not in LOOPBACK and not auth:
+        raise ServeError(
+            f"refusing to listen on {host} without authentication: anyone who can reach it could read and change "
+            "every agent's memory. Create tokens (`lodviz token create NAME --role ...`) and add --auth, or listen on 127.0.0.1."
+        )
     if idle_timeout is not None and idle_timeout <= 0:
         raise ServeError("--idle-timeout must be a positive number of seconds.")
     sock = _bind(host, port)
@@ -116,6 +126,8 @@ def serve(
             lock=threading.RLock(),  # the app's threads, the MCP workers and the API share it
         )
         try:
+            if auth and not any(t.revoked_at is None for t in mem.tokens()):
+                raise ServeError("--auth is on but the store has no live token; create one first: `lodviz token create NAME --role admin`.")
             mem.embedder.embed(["lodviz"])  # load the model now, not on the first search
             server: uvicorn.Server | None = None
             app: LodvizServer | None = None
@@ -151,6 +163,9 @@ def serve(
                 on_started=started,
                 on_stopping=stopping,
                 request_exit=request_exit,
+                auth=auth,
+                read_only=read_only,
+                allowed_hosts=allowed_hosts,
             )
             config = uvicorn.Config(
                 app,

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from lodviz import scoring
+from lodviz.access import TokenRecord
 from lodviz.records import (  # re-exported: the backends speak in them
     AuditEvent,
     Columns,
@@ -50,11 +51,12 @@ TABLES: dict[str, tuple[str, ...]] = {
     ),
     "golden": ("id", "agent_id", "query", "needs", "note", "created_at", "created_by"),
     "audit": ("id", "occurred_at", "action", "actor", "agent_id", "memory_id", "query", "details"),
+    "tokens": ("id", "name", "role", "agent_id", "secret_sha256", "created_at", "created_by", "revoked_at"),
 }
 #: The key each table is read in order of (what a comparison of two copies walks).
 TABLE_ORDER = {
     "meta": "key", "artifacts": "name", "memories": "id", "usage": "memory_id", "profiles": "agent_id",
-    "conflicts": "memory_id, other_id", "golden": "id", "audit": "id",
+    "conflicts": "memory_id, other_id", "golden": "id", "audit": "id", "tokens": "id",
 }
 
 
@@ -221,6 +223,23 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def set_profile(self, agent_id: str, values: dict[str, Any], audit: AuditEvent) -> None: ...
+
+    # -- tokens (lodviz.access) --------------------------------------------------
+    def add_token(self, record: TokenRecord, audit: AuditEvent) -> None:
+        """Keep a new token's record (its hash, never the token), with its audit line."""
+        with self.atomic():
+            self.write_table("tokens", [tuple(getattr(record, name) for name in TABLES["tokens"])])
+            self.record(audit)
+
+    @abc.abstractmethod
+    def token(self, token_id: str) -> TokenRecord | None: ...
+
+    def tokens(self) -> list[TokenRecord]:
+        return [TokenRecord(*row) for batch in self.read_table("tokens") for row in batch]
+
+    @abc.abstractmethod
+    def revoke_token(self, token_id: str, when: datetime, audit: AuditEvent) -> bool:
+        """Mark a token revoked (once); False if there is no such live token."""
 
     # -- copying a whole store (lodviz migrate) ---------------------------------
     @abc.abstractmethod

@@ -29,6 +29,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from lodviz.access import TokenRecord
 from lodviz.errors import StoreError
 from lodviz.records import ROW_FIELDS
 from lodviz.store.base import (
@@ -241,6 +242,24 @@ def _m008_golden_queries(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+def _m009_tokens(con: duckdb.DuckDBPyConnection) -> None:
+    # Who may do what (lodviz.access): a token's id, identity, role and hash; never the token.
+    con.execute(
+        """
+        CREATE TABLE tokens (
+            id VARCHAR PRIMARY KEY,
+            name VARCHAR NOT NULL,
+            role VARCHAR NOT NULL,
+            agent_id VARCHAR,
+            secret_sha256 VARCHAR NOT NULL,
+            created_at TIMESTAMP NOT NULL,
+            created_by VARCHAR NOT NULL,
+            revoked_at TIMESTAMP
+        )
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
     ("001_initial", _m001_initial),
     ("002_profiles", _m002_profiles),
@@ -250,6 +269,7 @@ MIGRATIONS: list[tuple[str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
     ("006_retrieval_order", _m006_retrieval_order),
     ("007_conflicts_and_forgetting", _m007_conflicts_and_forgetting),
     ("008_golden_queries", _m008_golden_queries),
+    ("009_tokens", _m009_tokens),
 ]
 
 
@@ -1005,6 +1025,20 @@ class DuckDBStore(Store):
         with self._lock:
             rows = self._run("SELECT id FROM memories WHERE content_hash = ?", [content_hash])
         return int(rows[0][0]) if rows else None
+
+    # -- tokens -------------------------------------------------------------------
+
+    def token(self, token_id: str) -> TokenRecord | None:
+        with self._lock:
+            rows = self._run(f"SELECT {', '.join(TABLES['tokens'])} FROM tokens WHERE id = ?", [token_id])
+        return TokenRecord(*_portable(rows[0], TABLES["tokens"])) if rows else None
+
+    def revoke_token(self, token_id: str, when: datetime, audit: AuditEvent) -> bool:
+        with self.atomic():
+            done = self._run("UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING 1", [_naive(when), token_id])
+            if done:
+                self._insert_audit(audit)
+        return bool(done)
 
     # -- copying a whole store ---------------------------------------------------
 

@@ -42,6 +42,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
+from lodviz.access import TokenRecord
 from lodviz.errors import StoreError
 from lodviz.records import ROW_FIELDS
 from lodviz.store.base import (
@@ -208,8 +209,17 @@ def _m001_initial(cur: Any) -> None:
     )
 
 
+def _m002_tokens(cur: Any) -> None:
+    # Who may do what (lodviz.access): a token's id, identity, role and hash; never the token.
+    cur.execute(
+        "CREATE TABLE tokens (id TEXT PRIMARY KEY, name TEXT NOT NULL, role TEXT NOT NULL, agent_id TEXT, "
+        "secret_sha256 TEXT NOT NULL, created_at TIMESTAMPTZ NOT NULL, created_by TEXT NOT NULL, revoked_at TIMESTAMPTZ)"
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
     ("001_initial", _m001_initial),
+    ("002_tokens", _m002_tokens),
 ]
 
 
@@ -813,6 +823,21 @@ class PostgresStore(Store):
         with self._lock:
             rows = self._run("SELECT id FROM memories WHERE content_hash = %s", [content_hash])
         return int(rows[0][0]) if rows else None
+
+    # -- tokens ---------------------------------------------------------------------
+
+    def token(self, token_id: str) -> TokenRecord | None:
+        with self._lock:
+            rows = self._run(f"SELECT {', '.join(TABLES['tokens'])} FROM tokens WHERE id = %s", [token_id])
+        return TokenRecord(*_portable(rows[0], TABLES["tokens"])) if rows else None
+
+    def revoke_token(self, token_id: str, when: datetime, audit: AuditEvent) -> bool:
+        with self.atomic():
+            self._change()
+            done = self._run("UPDATE tokens SET revoked_at = %s WHERE id = %s AND revoked_at IS NULL RETURNING 1", [when, token_id])
+            if done:
+                self._insert_audit(audit)
+        return bool(done)
 
     # -- copying a whole store -----------------------------------------------------
 

@@ -15,7 +15,7 @@ from dash import ctx as dash_ctx
 
 from lodviz.app import ids
 from lodviz.app.callbacks.status import mark_seen
-from lodviz.app.context import APP_ACTOR, AppContext
+from lodviz.app.context import AppContext, app_actor
 from lodviz.errors import LodvizError
 
 
@@ -39,7 +39,7 @@ def rows(app_ctx: AppContext, show_all: bool) -> list[dict[str, Any]]:
 
 def resolve(app_ctx: AppContext, a: int, b: int, superseded: int) -> str:
     try:
-        done = app_ctx.mem.resolve_conflict(a, b, superseded=superseded or None, actor=APP_ACTOR, reason="decided in the landscape")
+        done = app_ctx.mem.resolve_conflict(a, b, superseded=superseded or None, actor=app_actor(), reason="decided in the landscape")
     except LodvizError as exc:
         return str(exc)
     what = f"#{done.superseded_id} is superseded by #{done.partner(done.superseded_id)}" if done.superseded_id else "both stand"

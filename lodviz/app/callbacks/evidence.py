@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 from dash import Dash, Input, Output, State, no_update
 
 from lodviz.app import ids
-from lodviz.app.context import APP_ACTOR, AppContext
+from lodviz.app.context import AppContext, app_actor
 from lodviz.app.figure import BACKGROUND, GRID, TEXT
 from lodviz.errors import LodvizError
 from lodviz.params import Params
@@ -79,7 +79,7 @@ def curve(result: Sweep) -> go.Figure:
 
 def run(app_ctx: AppContext, agent: str | None, budget: Any) -> tuple[Any, Any, str, dict | None]:
     try:
-        result = app_ctx.mem.tune(agent or None, budget_tokens=int(budget or 2000), actor=APP_ACTOR)
+        result = app_ctx.mem.tune(agent or None, budget_tokens=int(budget or 2000), actor=app_actor())
     except (LodvizError, ValueError) as exc:
         return no_update, no_update, str(exc), None
     best, current = result.suggest(), result.current or {}
@@ -97,7 +97,7 @@ def save(app_ctx: AppContext, suggestion: dict | None) -> str:
         return "Run a sweep for one agent first: a profile belongs to one agent."
     agent = suggestion.pop("agent")
     try:
-        params = app_ctx.mem.set_profile(agent, Params.from_dict(suggestion), actor=APP_ACTOR, reason="tuned on golden queries in the landscape")
+        params = app_ctx.mem.set_profile(agent, Params.from_dict(suggestion), actor=app_actor(), reason="tuned on golden queries in the landscape")
     except LodvizError as exc:
         return str(exc)
     return f"Saved {agent}'s profile: α {params.alpha}, λ {params.lam} (audited)."

@@ -13,7 +13,7 @@ from dash import Dash, Input, Output, html, no_update
 from dash import ctx as dash_ctx
 
 from lodviz.app import ids
-from lodviz.app.context import APP_ACTOR, AppContext
+from lodviz.app.context import AppContext, app_actor
 from lodviz.app.figure import build_figure, colours, patch_figure
 from lodviz.app.page import ALL_AGENTS, parse_date
 from lodviz.app.view import View, ViewRequest, compute_view
@@ -140,9 +140,9 @@ def render(
         view = compute_view(app_ctx.mem, request, app_ctx.draw_limit)
     except LodvizError as exc:
         return no_update, no_update, html.Div(str(exc), className="error"), no_update
-    if request.has_query and (not triggered or triggered & {ids.APPLIED, ids.AGENT}):
+    if request.has_query and not app_ctx.read_only and (not triggered or triggered & {ids.APPLIED, ids.AGENT}):
         # A query the person asked (not a redraw): on record, as every search is.
-        app_ctx.mem.record_view(view.land, agent_id=request.agent_id, actor=APP_ACTOR)
+        app_ctx.mem.record_view(view.land, agent_id=request.agent_id, actor=app_actor())
     show_terrain = bool(terrain)
     if triggered and triggered <= PATCHABLE:
         figure = patch_figure(view, color_mode=color, show_terrain=show_terrain)

@@ -15,7 +15,7 @@ from dash import ctx as dash_ctx
 from lodviz.app import ids
 from lodviz.app.callbacks.scoring import VIEW_CONTROLS, params_from_controls, view_request
 from lodviz.app.callbacks.status import mark_seen
-from lodviz.app.context import APP_ACTOR, AppContext
+from lodviz.app.context import AppContext, app_actor
 from lodviz.app.figure import TIER_COLOURS
 from lodviz.app.page import ALL_AGENTS, tier_badge
 from lodviz.app.view import ViewRequest
@@ -177,14 +177,14 @@ def act(app_ctx: AppContext, action: str, memory_id: int | None, reason: str | N
                 memory_id,
                 +1 if action == "promote" else -1,
                 reason=reason,
-                actor=APP_ACTOR,
+                actor=app_actor(),
                 query=(seen.query or "") if seen is not None else None,
                 params=seen.scoring_params if seen is not None else None,
                 now=seen.now if seen is not None else None,
             )
             verb = "Promoted" if action == "promote" else "Demoted"
             return f"{verb} #{memory_id}: tier floor {floor_label(change.before)} → {floor_label(change.after)}."
-        record = mem.expand(memory_id, actor=APP_ACTOR)
+        record = mem.expand(memory_id, actor=app_actor())
         return f"Expanded #{memory_id}: counted as retrieval {record.retrieval_count}, last used now."
     except LodvizError as exc:
         return str(exc)

@@ -12,7 +12,7 @@ from dash import ctx as dash_ctx
 
 from lodviz.app import ids
 from lodviz.app.callbacks.scoring import params_from_controls
-from lodviz.app.context import APP_ACTOR, AppContext
+from lodviz.app.context import AppContext, app_actor
 from lodviz.app.page import ALL_AGENTS, K_RANGE, LAMBDA_RANGE, _log
 from lodviz.errors import LodvizError
 from lodviz.params import PRESETS, Params
@@ -39,7 +39,7 @@ def save(app_ctx: AppContext, agent: str | None, alpha, lam_log, thresholds, k_l
         return "Pick an agent first: a profile belongs to one agent."
     try:
         params = app_ctx.mem.set_profile(
-            agent, params_from_controls(alpha, lam_log, thresholds, k_log), actor=APP_ACTOR, reason="saved from the landscape"
+            agent, params_from_controls(alpha, lam_log, thresholds, k_log), actor=app_actor(), reason="saved from the landscape"
         )
     except LodvizError as exc:
         return str(exc)

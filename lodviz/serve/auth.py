@@ -1,0 +1,164 @@
+"""The gate in front of every request ``lodviz serve`` answers: Host, identity, role, cross-site.
+
+Order for each HTTP request:
+
+1. the Host header must name this server (loopback names when it listens on
+   loopback, else ``--allowed-host`` and the address it listens on): DNS
+   rebinding cannot turn a browser into a client;
+2. the caller's identity: with ``--auth``, a token from ``Authorization:
+   Bearer`` or the session cookie set by ``/login`` (``lodviz.access``); without,
+   the local single user (``LOCAL``, an admin), which the page says on screen;
+3. the role: the landscape and its read-only callbacks need ``view``; a
+   callback that changes the store (promote, demote, expand, profiles,
+   conflicts, tuning, refitting the map) needs ``steer`` and is refused in
+   read-only mode; the MCP endpoint needs an agent or admin token, and an
+   agent token acts for its own agent whatever the path or header names;
+4. a state-changing POST must come from this server's own pages (its Origin,
+   when sent, is this host), and the session cookie is ``SameSite=Strict``.
+
+The identity's name reaches the app and the MCP tools in ``IDENTITY_HEADER``
+(any copy the client sent is dropped), so the audit log says who acted.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import time
+from collections.abc import Iterable
+from urllib.parse import parse_qs, urlsplit
+
+from lodviz.access import IDENTITY_HEADER, LOCAL, Identity
+from lodviz.errors import AccessDenied, Unauthenticated
+from lodviz.memory import Memory
+
+COOKIE = "lodviz_token"
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+#: How long a checked token is trusted before it is looked up again (a revocation takes effect within this).
+TOKEN_TTL_SECONDS = 2.0
+#: Dash callback inputs that change the store: a request triggered by one needs ``steer``.
+MUTATING_TRIGGERS = frozenset({"promote", "demote", "expand", "save-profile", "tune-save", "tune-run", "refit"})
+
+
+class Gate:
+    def __init__(
+        self,
+        mem: Memory,
+        *,
+        host: str,
+        auth: bool = False,
+        read_only: bool = False,
+        allowed_hosts: Iterable[str] = (),
+    ) -> None:
+        self.mem = mem
+        self.auth = auth
+        self.read_only = read_only
+        self.loopback = host in LOOPBACK
+        self.hosts = set(LOOPBACK) if self.loopback else {host, *allowed_hosts}
+        self._checked: dict[str, tuple[float, Identity]] = {}
+
+    # -- Host --------------------------------------------------------------------------
+
+    def host_ok(self, host_header: str) -> bool:
+        name = urlsplit(f"http://{host_header}").hostname or ""
+        return name in self.hosts or (not self.loopback and "*" in self.hosts)
+
+    def same_origin(self, origin: str | None, host_header: str) -> bool:
+        """A request sent by a page of this server (or by a program, which sends no Origin)."""
+        if not origin:
+            return True
+        return urlsplit(origin).netloc == host_header
+
+    # -- identity -------------------------------------------------------------------------
+
+    def identity(self, headers: dict[str, str]) -> Identity:
+        """Who sends a request with these (lower-cased) headers; ``Unauthenticated`` if nobody valid."""
+        if not self.auth:
+            return LOCAL
+        token = bearer(headers.get("authorization")) or cookie(headers.get("cookie"), COOKIE)
+        if not token:
+            raise Unauthenticated("this lodviz server needs a token: send Authorization: Bearer <token>, or sign in at /login.")
+        now = time.monotonic()
+        seen = self._checked.get(token)
+        if seen is not None and now - seen[0] < TOKEN_TTL_SECONDS:
+            return seen[1]
+        identity = self.mem.authenticate(token)
+        if len(self._checked) > 10_000:
+            self._checked.clear()
+        self._checked[token] = (now, identity)
+        return identity
+
+    def forget(self, token: str) -> None:
+        self._checked.pop(token, None)
+
+    # -- what a request may do ----------------------------------------------------------------
+
+    def check_app(self, identity: Identity, method: str, path: str, body: bytes) -> None:
+        """Raise ``AccessDenied`` unless ``identity`` may make this request of the landscape."""
+        identity.require("view", "open the landscape")
+        if method == "POST" and path.endswith("/_dash-update-component"):
+            trigger = mutating_trigger(body)
+            if trigger:
+                if self.read_only:
+                    raise AccessDenied(f"this lodviz server is read-only (a demo); {trigger} is off.")
+                identity.require("steer", f"{trigger} (an auditor's action)")
+
+    def check_steer(self, identity: Identity, what: str) -> None:
+        if self.read_only:
+            raise AccessDenied(f"this lodviz server is read-only (a demo); it does not {what}.")
+        identity.require("steer", what)
+
+
+def bearer(value: str | None) -> str | None:
+    if value and value[:7].lower() == "bearer ":
+        return value[7:].strip() or None
+    return None
+
+
+def cookie(value: str | None, name: str) -> str | None:
+    for part in (value or "").split(";"):
+        key, _, val = part.strip().partition("=")
+        if key == name and val:
+            return val
+    return None
+
+
+def mutating_trigger(body: bytes) -> str | None:
+    """The store-changing input that triggered a Dash callback request, if any."""
+    try:
+        request = json.loads(body or b"{}")
+    except ValueError:
+        return "an unreadable request"
+    for prop in request.get("changedPropIds") or []:
+        component = str(prop).rsplit(".", 1)[0]
+        if component in MUTATING_TRIGGERS:
+            return component.replace("-", " ")
+        if component.startswith("{") and '"resolve"' in component:
+            return "resolving a conflict"
+    return None
+
+
+def with_identity(headers: list[tuple[bytes, bytes]], identity: Identity) -> list[tuple[bytes, bytes]]:
+    """ASGI headers with the client's identity header dropped and the server's set."""
+    name = IDENTITY_HEADER.lower().encode("latin-1")
+    kept = [(k, v) for k, v in headers if k.lower() != name]
+    if identity is not LOCAL:
+        kept.append((name, identity.name.encode("utf-8")))
+    return kept
+
+
+def login_page(message: str = "", status_note: str = "") -> str:
+    note = f'<p class="err">{html.escape(message)}</p>' if message else ""
+    return f"""<!doctype html><html><head><meta charset="utf-8"><title>lodviz: sign in</title>
+<style>body{{background:#0b1020;color:#c9d3e6;font-family:system-ui,sans-serif;display:grid;place-items:center;height:100vh;margin:0}}
+form{{background:#121a31;border:1px solid #1f2a44;border-radius:10px;padding:24px;width:420px}}
+input{{width:100%;box-sizing:border-box;padding:9px;border-radius:8px;border:1px solid #2a3758;background:#0b1224;color:#fff;margin:10px 0}}
+button{{background:#ffcf5c;border:0;border-radius:8px;padding:8px 14px;font-weight:700;cursor:pointer}}.err{{color:#ff8a80}}</style></head>
+<body><form method="post" action="/login"><h2>lodviz</h2><p>This landscape needs a token (<code>lodviz token create NAME --role viewer</code>).</p>
+{note}<input type="password" name="token" placeholder="lvz_..." autofocus autocomplete="off">
+<button type="submit">Sign in</button>{html.escape(status_note)}</form></body></html>"""
+
+
+def form_token(body: bytes) -> str | None:
+    values = parse_qs(body.decode("utf-8", "replace")).get("token")
+    return values[0] if values else None
