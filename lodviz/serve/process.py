@@ -125,12 +125,12 @@ def serve(
             compressor=compressor or "extractive",
             lock=threading.RLock(),  # the app's threads, the MCP workers and the API share it
         )
+        server: uvicorn.Server | None = None
+        app: LodvizServer | None = None
         try:
             if auth and not any(t.revoked_at is None for t in mem.tokens()):
                 raise ServeError("--auth is on but the store has no live token; create one first: `lodviz token create NAME --role admin`.")
             mem.embedder.embed(["lodviz"])  # load the model now, not on the first search
-            server: uvicorn.Server | None = None
-            app: LodvizServer | None = None
             entry = registry.ServeEntry(
                 url=url, mcp_url=url + "mcp/", pid=os.getpid(), store=key, agent=agent, version=lodviz.__version__
             )
