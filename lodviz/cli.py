@@ -667,14 +667,18 @@ def export(session: CliContext, output: Path | None, fmt: str, agent_id: str | N
         click.echo(f"Wrote {len(rows)} memories to {output}.", err=True)
 
 
-@cli.command()
+@cli.group(invoke_without_command=True)
 @click.option("--agent", "agent_id")
 @click.option("--action", "actions", multiple=True, help="Only these actions (repeatable).")
 @click.option("--limit", default=30, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
-@pass_session
-def audit(session: CliContext, agent_id: str | None, actions: tuple[str, ...], limit: int, as_json: bool) -> None:
-    """The most recent audit events."""
+@click.pass_context
+def audit(ctx: click.Context, agent_id: str | None, actions: tuple[str, ...], limit: int, as_json: bool) -> None:
+    """The most recent audit events; `audit verify` checks the log against the data."""
+    if ctx.invoked_subcommand is not None:
+        return
+    session = ctx.find_object(CliContext)
+    assert session is not None
     events = session.open(must_exist=True).audit(agent_id=agent_id, actions=list(actions) or None, limit=limit)
     if as_json:
         _echo_json([e.to_dict() for e in events])
@@ -692,6 +696,31 @@ def audit(session: CliContext, agent_id: str | None, actions: tuple[str, ...], l
         elif e.action in ("resolve", "forget", "golden", "tune"):
             extra = " " + summarise(e)
         click.echo(f"{iso(e.at)}  {e.action:<8} {e.actor:<20} {what}{extra}")
+
+
+@audit.command("verify")
+@click.option("--json", "as_json", is_flag=True)
+@pass_session
+def audit_verify(session: CliContext, as_json: bool) -> None:
+    """Replay the audit log and compare it with the data: counts, floors, profiles, writes.
+
+    Exits 1 and lists each disagreement if the log does not account for the data.
+    """
+    from lodviz.verify import verify
+
+    report = verify(session.open(must_exist=True, read_only=True))
+    if as_json:
+        _echo_json(report.to_dict())
+    else:
+        click.echo(f"{report.events:,} audit events replayed against {report.memories:,} memories: {report.checks:,} checks, "
+                   f"{len(report.disagreements)} disagreements" + (f", {report.unverifiable:,} memories imported before writes "
+                   "recorded their history (not verifiable)" if report.unverifiable else "") + ".")
+        for d in report.disagreements[:50]:
+            click.echo(f"  {d}")
+        if len(report.disagreements) > 50:
+            click.echo(f"  ... and {len(report.disagreements) - 50} more")
+    if not report.ok:
+        raise SystemExit(1)
 
 
 # -- the owner of a store: serve, demo, and the stdio relay -------------------------------------

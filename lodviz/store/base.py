@@ -266,3 +266,23 @@ class Store(abc.ABC):
 
 def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def imported_history(written: Sequence[tuple[int | None, NewMemory]]) -> dict[str, Any]:
+    """What a write brought with it from before the store existed: retrieval counts and tier floors.
+
+    Kept in the write's audit line, so ``lodviz audit verify`` can account for
+    every retrieval count and floor from the audit log alone.
+    """
+    usage = {
+        str(memory_id): [int(m.retrieval_count), m.last_retrieved_at.isoformat() if m.last_retrieved_at else None]
+        for memory_id, m in written
+        if memory_id is not None and (m.retrieval_count or m.last_retrieved_at)
+    }
+    floors = {str(memory_id): int(m.floor) for memory_id, m in written if memory_id is not None and m.floor}
+    out: dict[str, Any] = {}
+    if usage:
+        out["imported_usage"] = usage
+    if floors:
+        out["imported_floors"] = floors
+    return out

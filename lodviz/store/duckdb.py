@@ -44,6 +44,7 @@ from lodviz.store.base import (
     NewMemory,
     Store,
     dumps,
+    imported_history,
 )
 from lodviz.times import utc
 
@@ -662,6 +663,7 @@ class DuckDBStore(Store):
                     audit.details.setdefault("ids", [ids[i] for i in fresh])
                     if found:
                         audit.details["conflicts"] = [[a, b] for a, b, _, _ in found]
+                    audit.details.update(imported_history([(ids[i], memories[i]) for i in fresh]))
                     self._insert_audit(audit)
             if self._cache is not None:
                 codes = self._cache.code_agents([m.agent_id for m in rows])

@@ -57,6 +57,7 @@ from lodviz.store.base import (
     NewMemory,
     Store,
     dumps,
+    imported_history,
 )
 from lodviz.times import utc
 
@@ -437,6 +438,7 @@ class PostgresStore(Store):
                     audit.details.setdefault("ids", [ids[i] for i in fresh])
                     if found:
                         audit.details["conflicts"] = [[a, b] for a, b, _, _ in found]
+                    audit.details.update(imported_history([(ids[i], memories[i]) for i in fresh]))
             if audit is not None:
                 self._insert_audit(audit)
         if fresh:
