@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lodviz import access, scoring, tuning
+from lodviz import access, limits, scoring, tuning
 from lodviz import budget as budgeting
 from lodviz import lexical as lex
 from lodviz.access import Identity, TokenRecord
@@ -491,6 +491,11 @@ class Memory:
         lexical evidence, as in a search; beyond them S is the cosine alone.
         """
         params = params or self.profile(agent_id)
+        bounds = limits.current()
+        if query:
+            bounds.check_query(query.strip())
+        bounds.check_k(params.k)
+        bounds.check_exclude([t for t in exclude if isinstance(t, str) and t.strip()])
         when = self._now(now)
         state, vectors = self._store.snapshot()
         visible = self._visible(state, agent_id)
@@ -670,9 +675,13 @@ class Memory:
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("the query is empty.")
         query = query.strip()
+        bounds = limits.current()
+        bounds.check_query(query)
         base = params or self.profile(agent_id)
         params = base.with_(alpha=alpha, lam=lam, theta1=theta1, theta2=theta2, theta3=theta3, k=k)
-        exclude = [t.strip() for t in (exclude or []) if t and t.strip()]
+        bounds.check_k(params.k)
+        exclude = [t.strip() for t in (exclude or []) if isinstance(t, str) and t.strip()]
+        bounds.check_exclude(exclude)
         when = self._now(now)
         state, vectors = self._store.snapshot()
         visible = self._visible(state, agent_id)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from lodviz import limits
 from lodviz.errors import InvalidInput
 from lodviz.records import VISIBILITIES
 from lodviz.scoring import Tier
@@ -82,6 +83,7 @@ def check_text(text: Any, where: str = "") -> str:
         text.encode("utf-8")
     except UnicodeEncodeError:
         raise InvalidInput(f"{prefix}text is not valid UTF-8 (it holds lone surrogates).") from None
+    limits.current().check_text(text, prefix)
     return text.strip()
 
 

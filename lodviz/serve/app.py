@@ -220,6 +220,12 @@ class LodvizServer:
                 response = JSONResponse({"error": str(exc)}, 401)
             await response(scope, receive, send)
             return
+        if not self.gate.within_rate(identity):
+            message = f"rate limit: at most {self.gate.rate:,} requests a minute per identity (LODVIZ_RATE_LIMIT); try again shortly."
+            response = _rpc_error(message, 429) if is_mcp else JSONResponse({"error": message}, 429)
+            response.headers["Retry-After"] = "60"
+            await response(scope, receive, send)
+            return
         if is_mcp:
             await self._mcp(scope, receive, send, identity)
             return

@@ -28,6 +28,7 @@ import time
 from collections.abc import Iterable
 from urllib.parse import parse_qs, urlsplit
 
+from lodviz import limits
 from lodviz.access import IDENTITY_HEADER, LOCAL, Identity
 from lodviz.errors import AccessDenied, Unauthenticated
 from lodviz.memory import Memory
@@ -56,6 +57,8 @@ class Gate:
         self.loopback = host in LOOPBACK
         self.hosts = set(LOOPBACK) if self.loopback else {host, *allowed_hosts}
         self._checked: dict[str, tuple[float, Identity]] = {}
+        self.rate = limits.current().rate_per_minute
+        self._windows: dict[str, tuple[float, int]] = {}  # identity -> (window start, requests in it)
 
     # -- Host --------------------------------------------------------------------------
 
@@ -90,6 +93,17 @@ class Gate:
 
     def forget(self, token: str) -> None:
         self._checked.pop(token, None)
+
+    def within_rate(self, identity: Identity) -> bool:
+        """Count a request of ``identity``; False past ``LODVIZ_RATE_LIMIT`` in the current minute."""
+        if not self.rate or identity is LOCAL:  # the single local user of an unauthenticated server is not throttled
+            return True
+        now = time.monotonic()
+        start, count = self._windows.get(identity.name, (now, 0))
+        if now - start >= 60.0:
+            start, count = now, 0
+        self._windows[identity.name] = (start, count + 1)
+        return count + 1 <= self.rate
 
     # -- what a request may do ----------------------------------------------------------------
 
