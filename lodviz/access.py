@@ -14,6 +14,7 @@ lookup by id and a constant-time comparison of hashes.
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import hmac
 import re
@@ -132,3 +133,17 @@ def token_id_of(token: str) -> str | None:
 
 def matches(record: TokenRecord | None, token: str) -> bool:
     return record is not None and hmac.compare_digest(record.secret_sha256, digest(token))
+
+
+#: Which face a change comes through ("cli", "app", "mcp", "api" for the library),
+#: recorded in every audit line (``details["face"]``) beside who made it.
+_FACE: contextvars.ContextVar[str] = contextvars.ContextVar("lodviz_face", default="api")
+
+
+def current_face() -> str:
+    return _FACE.get()
+
+
+def set_face(face: str) -> contextvars.Token[str]:
+    """Mark what this thread (or task) does from now on as coming through ``face``."""
+    return _FACE.set(face)

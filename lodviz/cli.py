@@ -20,6 +20,7 @@ from typing import Any
 import click
 
 import lodviz
+from lodviz.access import set_face
 from lodviz.audit import summarise
 from lodviz.errors import LodvizError
 from lodviz.ingest.importers import read_any
@@ -113,6 +114,7 @@ def cli(ctx: click.Context, store: str, model: str | None, compressor: str, verb
     if verbose:
         logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
     _refuse_password_flag(ctx, store)
+    set_face("cli")
     session = CliContext(Settings.resolve(store=store, model=model, compressor=compressor))
     ctx.obj = session
     ctx.call_on_close(session.close)

@@ -26,7 +26,6 @@ carrying their one-sentence message; the server keeps serving.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar, cast
 
@@ -38,7 +37,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
 import lodviz
-from lodviz.access import IDENTITY_HEADER, check_agent
+from lodviz.access import IDENTITY_HEADER, check_agent, set_face
 from lodviz.errors import LodvizError
 from lodviz.memory import Memory, Result
 from lodviz.records import MemoryRecord
@@ -248,8 +247,12 @@ def build_mcp(
 
     async def run(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run a Memory call on a worker thread; lodviz errors become tool errors."""
+        def as_mcp() -> T:
+            set_face("mcp")
+            return func(*args, **kwargs)
+
         try:
-            return await anyio.to_thread.run_sync(functools.partial(func, *args, **kwargs))
+            return await anyio.to_thread.run_sync(as_mcp)
         except LodvizError as exc:
             raise ToolError(str(exc)) from exc
 

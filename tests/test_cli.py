@@ -72,6 +72,8 @@ def test_promote_lifts_a_memory_one_tier_above_where_the_last_search_showed_it(r
     assert "tier floor FULL" in run(runner, store, "promote", "1", "--to", "full").output
     assert "tier floor SUMMARY" in run(runner, store, "demote", "1").output
     assert "house style" in run(runner, store, "audit", "--action", "promote").output
+    events = json.loads(run(runner, store, "audit", "--action", "promote", "--json").output)
+    assert {e["details"]["face"] for e in events} == {"cli"}  # the audit log says where a change came from
 
 
 def test_the_first_promote_of_a_headline_brings_it_back_as_a_summary(runner, store):

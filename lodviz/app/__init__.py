@@ -15,6 +15,7 @@ from pathlib import Path
 import dash
 import flask
 
+from lodviz.access import set_face
 from lodviz.app.callbacks import register_all
 from lodviz.app.context import AppContext
 from lodviz.app.page import build_layout
@@ -60,6 +61,7 @@ def create_app(
         return build_layout(mem, url, job.status().finished, mode=access_mode(auth, read_only))
 
     app.layout = serve_layout  # Dash calls it once here and keeps that as the validation layout
+    app.server.before_request(_through_the_app)
     register_all(app, app_ctx)
     app.lodviz = app_ctx  # type: ignore[attr-defined]  # for tests and the server
     if warm_model:
@@ -71,6 +73,11 @@ def create_app(
         if len(state) and (state.x != state.x).any():  # NaN: memories not yet on the map
             job.start("place")
     return app
+
+
+def _through_the_app() -> None:
+    """What a request of the page changes is audited as coming through the app."""
+    set_face("app")
 
 
 def access_mode(auth: bool, read_only: bool) -> str:

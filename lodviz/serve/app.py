@@ -18,7 +18,6 @@ agent's next search and an agent's write is in the next landscape.
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import sys
 import time
@@ -27,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import lodviz
-from lodviz.access import IDENTITY_HEADER
+from lodviz.access import IDENTITY_HEADER, set_face
 from lodviz.errors import InvalidInput, LodvizError, MemoryNotFound
 from lodviz.memory import Memory
 
@@ -358,12 +357,13 @@ class LodvizServer:
         except ValueError:
             return self._json({"error": 'send {"memory_id": ID, "reason": "why"}.'}, 400)
         try:
-            floor = await anyio.to_thread.run_sync(
-                functools.partial(
-                    self.mem.promote, body["memory_id"], reason=body.get("reason"), to=body.get("to"),
-                    actor=request.headers.get(IDENTITY_HEADER) or "app",
+            def promote() -> Any:
+                set_face("http")  # audited as coming through the HTTP API
+                return self.mem.promote(
+                    body["memory_id"], reason=body.get("reason"), to=body.get("to"), actor=request.headers.get(IDENTITY_HEADER) or "app"
                 )
-            )
+
+            floor = await anyio.to_thread.run_sync(promote)
         except MemoryNotFound as exc:
             return self._json({"error": str(exc)}, 404)
         except (LodvizError, ValueError, TypeError) as exc:  # Tier.parse raises ValueError for an unknown tier

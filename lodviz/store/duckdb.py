@@ -29,7 +29,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from lodviz.access import TokenRecord
+from lodviz.access import TokenRecord, current_face
 from lodviz.errors import StoreError
 from lodviz.records import ROW_FIELDS
 from lodviz.store.base import (
@@ -525,6 +525,7 @@ class DuckDBStore(Store):
             self._run("COMMIT")
 
     def _insert_audit(self, event: AuditEvent) -> None:
+        event.details.setdefault("face", current_face())
         at = event.at or _utcnow()
         self._run(
             "INSERT INTO audit (occurred_at, action, actor, agent_id, memory_id, query, details) "

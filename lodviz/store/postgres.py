@@ -42,7 +42,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
-from lodviz.access import TokenRecord
+from lodviz.access import TokenRecord, current_face
 from lodviz.errors import StoreError
 from lodviz.records import ROW_FIELDS
 from lodviz.store.base import (
@@ -348,6 +348,7 @@ class PostgresStore(Store):
         return self._stamp
 
     def _insert_audit(self, event: AuditEvent) -> None:
+        event.details.setdefault("face", current_face())
         self._change()
         self._run(
             "INSERT INTO audit (occurred_at, action, actor, agent_id, memory_id, query, details) VALUES (%s, %s, %s, %s, %s, %s, %s)",

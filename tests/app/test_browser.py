@@ -219,7 +219,7 @@ def test_a_search_and_a_promote_in_the_browser_are_audited_with_the_memorys_agen
     page.click("#promote")
     page.wait_for_function("() => document.querySelector('#action-status').innerText.startsWith('Promoted')", timeout=30_000)
     promote = mem.audit(actions=["promote"])[0]
-    assert promote.memory_id == target and promote.actor == "app"
+    assert promote.memory_id == target and promote.actor == "app" and promote.details["face"] == "app"
     assert promote.agent_id == mem.get(target).agent_id
     assert promote.id in [e.id for e in mem.audit(agent_id=mem.get(target).agent_id)]
 

@@ -177,10 +177,11 @@ def test_every_change_names_the_identity_in_the_audit_log(tmp_path, embedder):
     for event in mem.audit(limit=20):  # newest first: keep each action's latest
         events.setdefault(event.action, event)
     mem.close()
-    assert events["write"].actor == "alice-bot" and events["write"].agent_id == "alice"
+    assert events["write"].actor == "alice-bot" and events["write"].agent_id == "alice" and events["write"].details["face"] == "mcp"
     assert events["search"].actor == "alice-bot" and events["search"].agent_id == "alice"
     assert events["promote"].actor == "otto" and events["promote"].details.get("reason") == "keep"
-    assert events["token"].actor == "test"
+    assert events["promote"].details["face"] == "http"
+    assert events["token"].actor == "test" and events["token"].details["face"] == "api"
 
 
 def test_a_cross_site_post_and_a_foreign_host_are_refused(guarded):
