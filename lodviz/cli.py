@@ -23,7 +23,7 @@ import lodviz
 from lodviz.access import set_face
 from lodviz.audit import summarise
 from lodviz.errors import LodvizError
-from lodviz.ingest.importers import read_any
+from lodviz.ingest.importers import read_path
 from lodviz.memory import Memory, Result
 from lodviz.params import PRESETS, Params
 from lodviz.scoring import Tier
@@ -172,15 +172,24 @@ def _echo_json(data: Any) -> None:
 @click.option("--visibility", type=click.Choice(["private", "shared"]), help="Visibility for records that have none.")
 @click.option("--batch-size", default=256, show_default=True, help="Memories per transaction.")
 @click.option("--embed", "embed_field", type=click.Choice(["summary", "full"]), help="Which text a new store embeds (default summary).")
+@click.option("--format", "fmt", type=click.Choice(["auto", "lodviz", "csv", "claude-code", "openai", "chatgpt", "markdown"]),
+              default="auto", show_default=True, help="What PATH holds; auto tells by its contents.")
 @pass_session
-def ingest(session: CliContext, path: Path, agent_id: str | None, kind: str | None, visibility: str | None, batch_size: int, embed_field: str | None) -> None:
-    """Import memories from a JSONL or CSV file or a folder of Markdown/text files.
+def ingest(
+    session: CliContext, path: Path, agent_id: str | None, kind: str | None, visibility: str | None, batch_size: int,
+    embed_field: str | None, fmt: str,
+) -> None:
+    """Import memories: lodviz JSONL or CSV, a Claude Code transcript, an OpenAI message list,
+    a ChatGPT export (conversations.json), or a folder of Markdown notes or wiki pages.
 
     The whole input is validated first; a bad record stops the import with its
-    line number and nothing is written.
+    file and line and nothing is written. Running it again adds only what is new.
     """
     defaults = {k: v for k, v in {"agent_id": agent_id, "kind": kind, "visibility": visibility}.items() if v}
-    records = read_any(path, defaults)
+    parsed = read_path(path, fmt, defaults)
+    for note in parsed.skipped:
+        click.echo(f"Skipped {note}.", err=True)
+    records = parsed.records
     if not records:
         raise lodviz.InvalidInput(f"{path} holds no memories.")
     if batch_size < 1:

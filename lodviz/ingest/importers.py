@@ -8,6 +8,10 @@ line stops the import with its location and leaves the store untouched.
   names; a ``metadata`` cell may hold a JSON object.
 - A folder: every ``.md``, ``.markdown`` and ``.txt`` file below it is one
   memory, kind "document", source its relative path, created_at its mtime.
+
+``read_path`` picks the reader for a path and a ``--format`` (``auto``
+detects it): these, or the transcript and export readers of
+``lodviz.ingest.transcripts`` (Claude Code, OpenAI messages, ChatGPT, wikis).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import Any
 
 from lodviz.errors import ImportFormatError, InvalidInput
 from lodviz.ingest.inputs import MemoryInput, parse_record
+from lodviz.ingest.transcripts import Parsed
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt"}
 
@@ -134,3 +139,31 @@ def read_folder_file(path: Path, defaults: Mapping[str, Any] | None = None) -> l
 def iter_batches(records: list[MemoryInput], size: int) -> Iterator[list[MemoryInput]]:
     for start in range(0, len(records), size):
         yield records[start : start + size]
+
+
+def read_path(path: str | Path, fmt: str = "auto", defaults: Mapping[str, Any] | None = None) -> Parsed:
+    """Records from ``path`` in format ``fmt`` (``auto`` detects it; ``lodviz.ingest.transcripts.FORMATS``)."""
+    from lodviz.ingest import transcripts
+
+    path = Path(path)
+    if not path.exists():
+        raise ImportFormatError(f"{path}: no such file or folder.")
+    if fmt not in transcripts.FORMATS:
+        raise ImportFormatError(f"unknown format {fmt!r}; choose one of {', '.join(transcripts.FORMATS)}.")
+    chosen = transcripts.detect(path) if fmt == "auto" else fmt
+    readers = {
+        "claude-code": transcripts.read_claude_code,
+        "openai": transcripts.read_openai,
+        "chatgpt": transcripts.read_chatgpt,
+        "markdown": transcripts.read_markdown,
+    }
+    if chosen in readers:
+        if path.is_dir() and chosen != "markdown":
+            raise ImportFormatError(f"{path}: a folder is read as markdown; {chosen} reads one file.")
+        parsed = readers[chosen](path, defaults)
+    elif chosen == "csv":
+        parsed = Parsed(read_csv(path, defaults))
+    else:
+        parsed = Parsed(read_any(path, defaults))
+    parsed.format = chosen
+    return parsed

@@ -1,0 +1,119 @@
+"""Importing the histories people already have: a Claude Code session, an OpenAI message list,
+a ChatGPT export and a wiki folder (realistic files in tests/fixtures/imports/).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from lodviz.cli import cli
+from lodviz.errors import ImportFormatError
+from lodviz.ingest.importers import read_path
+from lodviz.ingest.transcripts import detect
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "imports"
+
+
+@pytest.mark.parametrize(
+    "name, fmt",
+    [("claude-code-session.jsonl", "claude-code"), ("openai-messages.json", "openai"), ("conversations.json", "chatgpt"), ("wiki", "markdown")],
+)
+def test_the_format_is_told_by_the_contents(name, fmt):
+    assert detect(FIXTURES / name) == fmt
+
+
+def test_a_claude_code_session_becomes_turns_and_tool_results():
+    parsed = read_path(FIXTURES / "claude-code-session.jsonl")
+    kinds = [(r.kind, r.metadata.get("role"), r.metadata.get("tool")) for r in parsed.records]
+    assert kinds == [
+        ("turn", "user", None),
+        ("turn", "assistant", None),  # its text, and the Grep call it made
+        ("tool_result", "tool", "Grep"),
+        ("turn", "assistant", None),
+        ("tool_result", "tool", "Edit"),
+        ("turn", "assistant", None),
+    ]
+    first, grep_call, grep_result = parsed.records[0], parsed.records[1], parsed.records[2]
+    assert first.agent_id == "claude-code" and first.created_at == datetime(2026, 11, 28, 9, 14, 2, 118000, tzinfo=UTC)
+    assert first.metadata["session"] == "5f1c2a7e-8d3b-4c55-9a41-0e6f2b7c9d10" and first.metadata["project"] == "/home/dana/src/billing-service"
+    assert first.source == "claude-code:billing-service/5f1c2a7e-8d3b-4c55-9a41-0e6f2b7c9d10"
+    assert grep_call.metadata["tools"] == ["Grep"] and '[called Grep: {"pattern": "round\\\\(", "path": "src/"}]' in grep_call.text
+    assert "Look for round() in totals" not in grep_call.text  # thinking is not memory
+    assert grep_result.text.startswith("src/totals.py:42:") and grep_result.metadata["tool_use_id"] == "toolu_01"
+    assert parsed.skipped == []
+
+
+def test_an_openai_message_list_keeps_roles_tools_and_instructions():
+    parsed = read_path(FIXTURES / "openai-messages.json", defaults={"agent_id": "support"})
+    assert [(r.kind, r.metadata["role"]) for r in parsed.records] == [
+        ("instruction", "system"), ("turn", "user"), ("turn", "assistant"), ("tool_result", "tool"), ("turn", "assistant"),
+    ]
+    assert parsed.records[2].text.startswith("[called lookup_order:")
+    assert parsed.records[3].metadata == {"role": "tool", "tool": "lookup_order", "tool_call_id": "call_1"}
+    assert all(r.agent_id == "support" for r in parsed.records)
+
+
+def test_a_chatgpt_export_keeps_the_visible_branch_with_its_title_and_times():
+    parsed = read_path(FIXTURES / "conversations.json")
+    texts = [r.text for r in parsed.records]
+    assert len(texts) == 4 and "An abandoned draft answer." not in texts  # the edited-away branch is not what was said
+    assert texts[0].startswith("Plan three days in Lisbon") and texts[-1].startswith("Day 2 is now Sintra")
+    assert parsed.records[0].created_at == datetime.fromtimestamp(1764000010.5, tz=UTC)
+    assert parsed.records[1].metadata == {"role": "assistant", "conversation": "Trip to Lisbon", "conversation_id": "c-77", "model": "gpt-4o"}
+    assert {r.source for r in parsed.records} == {"chatgpt:Trip to Lisbon"} and {r.agent_id for r in parsed.records} == {"chatgpt"}
+
+
+def test_a_wiki_folder_gives_a_page_per_memory_and_long_pages_by_section():
+    parsed = read_path(FIXTURES / "wiki")
+    sources = [r.source for r in parsed.records]
+    assert sources == [
+        "supplier-audits.md#Supplier audits", "supplier-audits.md#Scheduling", "supplier-audits.md#On-site checks",
+        "supplier-audits.md#Findings and follow-up", "vendor-portal.md",
+    ]
+    assert parsed.records[1].metadata == {"page": "Supplier audits", "section": "Scheduling", "file": "supplier-audits.md"}
+    assert all(r.kind == "document" for r in parsed.records)
+    assert parsed.skipped == ["empty.md: empty"]
+
+
+def test_a_bad_line_in_the_middle_is_reported_with_file_and_line(tmp_path):
+    lines = (FIXTURES / "claude-code-session.jsonl").read_text().splitlines()
+    lines[3] = lines[3][:40]  # cut in the middle of the file
+    path = tmp_path / "broken.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ImportFormatError, match=r"broken.jsonl line 4: not valid JSON"):
+        read_path(path, "claude-code")
+
+
+def test_a_truncated_last_line_of_a_live_session_is_skipped_and_said(tmp_path):
+    text = (FIXTURES / "claude-code-session.jsonl").read_text()
+    path = tmp_path / "live.jsonl"
+    path.write_text(text + '{"type": "assistant", "sessionId": "5f1c", "message": {"role": "assis')
+    parsed = read_path(path)
+    assert len(parsed.records) == 6
+    assert parsed.skipped == ["live.jsonl line 8: not valid JSON (Unterminated string starting at); a transcript still being written ends so, skipped"]
+
+
+def test_importing_again_adds_nothing_and_the_cli_reports_what_it_skipped(tmp_path, cli_env):
+    store = str(tmp_path / "m.duckdb")
+    runner = CliRunner()
+    for name in ("claude-code-session.jsonl", "openai-messages.json", "conversations.json", "wiki"):
+        first = runner.invoke(cli, ["--store", store, "ingest", str(FIXTURES / name)], env=cli_env)
+        assert first.exit_code == 0 and "Added" in first.output, first.output
+        again = runner.invoke(cli, ["--store", store, "ingest", str(FIXTURES / name)], env=cli_env)
+        assert again.exit_code == 0 and "Added 0 memories" in again.output, again.output
+    stats = json.loads(runner.invoke(cli, ["--store", store, "stats", "--json"], env=cli_env).output)
+    assert stats["memories"] == 6 + 5 + 4 + 5
+    wiki = runner.invoke(cli, ["--store", store, "ingest", str(FIXTURES / "wiki")], env=cli_env)
+    assert "Skipped empty.md: empty." in wiki.output
+
+
+def test_a_forced_format_that_does_not_fit_is_one_line(tmp_path, cli_env):
+    shutil.copy(FIXTURES / "openai-messages.json", tmp_path / "messages.json")
+    result = CliRunner().invoke(cli, ["--store", str(tmp_path / "m.duckdb"), "ingest", "--format", "chatgpt", str(tmp_path / "messages.json")], env=cli_env)
+    assert result.exit_code == 1 and result.output.strip() == "Error: messages.json: a ChatGPT export is a list of conversations."
