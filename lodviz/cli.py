@@ -207,6 +207,54 @@ def ingest(
 
 
 @cli.command()
+@click.argument("path", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--agent", "agent_id", help="agent_id for records that have none.")
+@click.option("--interval", default=5.0, show_default=True, help="Seconds between looks at the folder.")
+@click.option("--once", is_flag=True, help="Look once and stop (for cron, or to catch up).")
+@click.option("--pattern", default="**/*.jsonl", show_default=True, help="Which files under PATH are transcripts.")
+@pass_session
+def watch(session: CliContext, path: Path, agent_id: str | None, interval: float, once: bool, pattern: str) -> None:
+    """Keep the store up to date with a folder of transcripts as they grow (Ctrl-C stops).
+
+    Every file under PATH matching --pattern (Claude Code keeps one per session
+    under ~/.claude/projects/) is imported when it changes; only new turns are
+    added, and a half-written last line waits for the next look.
+    """
+    import time as _time
+
+    from lodviz.ingest.importers import read_path
+
+    if interval <= 0:
+        raise lodviz.InvalidParameters("--interval must be a positive number of seconds.")
+    mem = session.open()
+    defaults = {"agent_id": agent_id} if agent_id else {}
+    seen: dict[Path, tuple[float, int]] = {}
+    while True:
+        for file in sorted(path.glob(pattern)):
+            try:
+                stat = file.stat()
+            except OSError:
+                continue
+            mark = (stat.st_mtime, stat.st_size)
+            if seen.get(file) == mark:
+                continue
+            try:
+                parsed = read_path(file, "auto", defaults)
+                report = mem.add_many(parsed.records) if parsed.records else None
+            except lodviz.LodvizError as exc:  # one bad file does not stop the watch
+                click.echo(f"{file.relative_to(path)}: {exc}", err=True)
+                seen[file] = mark
+                continue
+            seen[file] = mark
+            added = len(report.added) if report else 0
+            if added:
+                click.echo(f"{file.relative_to(path)}: added {added} memories; the store holds {len(mem)}.")
+        if once:
+            return
+        _time.sleep(interval)
+
+
+@cli.command()
 @click.argument("text")
 @click.option("--agent", "agent_id", default="default", show_default=True)
 @click.option("--kind", default="note", show_default=True)

@@ -117,3 +117,45 @@ def test_a_forced_format_that_does_not_fit_is_one_line(tmp_path, cli_env):
     shutil.copy(FIXTURES / "openai-messages.json", tmp_path / "messages.json")
     result = CliRunner().invoke(cli, ["--store", str(tmp_path / "m.duckdb"), "ingest", "--format", "chatgpt", str(tmp_path / "messages.json")], env=cli_env)
     assert result.exit_code == 1 and result.output.strip() == "Error: messages.json: a ChatGPT export is a list of conversations."
+
+
+def test_watch_adds_only_the_new_turns_of_a_growing_session(tmp_path, cli_env):
+    lines = (FIXTURES / "claude-code-session.jsonl").read_text().splitlines(keepends=True)
+    folder = tmp_path / "projects" / "billing-service"
+    folder.mkdir(parents=True)
+    session = folder / "5f1c2a7e.jsonl"
+    session.write_text("".join(lines[:4]) + lines[4][:30])  # a turn still being written
+    store = str(tmp_path / "m.duckdb")
+    runner = CliRunner()
+    first = runner.invoke(cli, ["--store", store, "watch", str(tmp_path / "projects"), "--once"], env=cli_env)
+    assert first.exit_code == 0 and "billing-service/5f1c2a7e.jsonl: added 3 memories; the store holds 3." in first.output
+    session.write_text("".join(lines))  # the turn finished, and more came
+    second = runner.invoke(cli, ["--store", store, "watch", str(tmp_path / "projects"), "--once"], env=cli_env)
+    assert "added 3 memories; the store holds 6." in second.output
+    third = runner.invoke(cli, ["--store", store, "watch", str(tmp_path / "projects"), "--once"], env=cli_env)
+    assert third.exit_code == 0 and third.output == ""  # nothing changed, nothing said
+
+
+def test_watch_keeps_looking_until_stopped(tmp_path, cli_env):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    lines = (FIXTURES / "claude-code-session.jsonl").read_text().splitlines(keepends=True)
+    session = tmp_path / "live.jsonl"
+    session.write_text("".join(lines[:2]))
+    env = {**os.environ, **cli_env, "HF_HUB_OFFLINE": "1"}
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "lodviz.cli", "--store", str(tmp_path / "m.duckdb"), "watch", str(tmp_path), "--interval", "0.3", "--pattern", "*.jsonl"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=Path(__file__).resolve().parents[1],
+    )
+    try:
+        assert watcher.stdout.readline().strip() == "live.jsonl: added 1 memories; the store holds 1."
+        time.sleep(0.5)
+        session.write_text("".join(lines))
+        assert watcher.stdout.readline().strip() == "live.jsonl: added 5 memories; the store holds 6."
+    finally:
+        watcher.send_signal(signal.SIGINT)
+        watcher.wait(30)
