@@ -282,7 +282,7 @@ def build_mcp(
         who = agent_of(ctx)
         result = await run(
             service().search, query, agent_id=who, exclude=exclude, k=k, budget_tokens=budget_tokens, touch=not read_only,
-            actor=actor_of(ctx, who),
+            record=not read_only, actor=actor_of(ctx, who),
         )
         return _landscape(result, who)
 
@@ -376,7 +376,7 @@ def build_mcp(
         frequently used ones in full, untouched ones as headlines.
         """
         who = agent_of(ctx)
-        result = await run(service().recent, since, until, agent_id=who, budget_tokens=budget_tokens, touch=not read_only, actor=actor_of(ctx, who))
+        result = await run(service().recent, since, until, agent_id=who, budget_tokens=budget_tokens, touch=not read_only, record=not read_only, actor=actor_of(ctx, who))
         return _landscape(result, who)
 
     @server.tool(annotations=reading)
@@ -391,7 +391,7 @@ def build_mcp(
         unread results) before it fades.
         """
         who = agent_of(ctx)
-        result = await run(service().unseen, agent_id=who, limit=limit, budget_tokens=budget_tokens, touch=not read_only, actor=actor_of(ctx, who))
+        result = await run(service().unseen, agent_id=who, limit=limit, budget_tokens=budget_tokens, touch=not read_only, record=not read_only, actor=actor_of(ctx, who))
         return _landscape(result, who)
 
     @server.tool(annotations=reading)
@@ -406,7 +406,7 @@ def build_mcp(
         findings. Drawn memories come back as summaries and count as used.
         """
         who = agent_of(ctx)
-        result = await run(service().sample, n, agent_id=who, budget_tokens=budget_tokens, touch=not read_only, actor=actor_of(ctx, who))
+        result = await run(service().sample, n, agent_id=who, budget_tokens=budget_tokens, touch=not read_only, record=not read_only, actor=actor_of(ctx, who))
         return _landscape(result, who)
 
     return server

@@ -663,14 +663,15 @@ class Memory:
         budget_tokens: int | None = None,
         touch: bool = True,
         actor: str | None = None,
-        _record: bool = True,
+        record: bool = True,
     ) -> Result:
         """The LOD landscape for ``query``: the k nearest memories, each at its tier.
 
         Memories returned FULL or SUMMARY count as retrieved (their
         last_retrieved_at becomes ``now``, their count grows), in the same
         transaction that writes the search to the audit log; pass
-        ``touch=False`` to look without leaving a trace on the memories.
+        ``touch=False`` to look without leaving a trace on the memories, and
+        also ``record=False`` to leave no audit line either (a read-only demo).
         """
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("the query is empty.")
@@ -703,7 +704,7 @@ class Memory:
             touch=touch,
             actor=actor,
             order=np.arange(len(sub)),  # most relevant first
-            record=_record,
+            record=record,
             extra={"nearest": self._store.last_nearest},  # which way the k nearest were found: "scan" or an index
         )
 
@@ -721,7 +722,7 @@ class Memory:
         For tuning, which asks the same questions under many settings and
         records itself once (``lodviz.tuning``). Agents and people search.
         """
-        return self.search(query, agent_id=agent_id, params=params, now=now, budget_tokens=budget_tokens, touch=False, _record=False)
+        return self.search(query, agent_id=agent_id, params=params, now=now, budget_tokens=budget_tokens, touch=False, record=False)
 
     def _deliver(
         self,
@@ -1326,6 +1327,7 @@ class Memory:
         budget_tokens: int | None = None,
         now: datetime | str | None = None,
         touch: bool = True,
+        record: bool = True,
         actor: str | None = None,
     ) -> Result:
         """Everything created in [since, until], tiered by retrieval frequency alone.
@@ -1355,7 +1357,7 @@ class Memory:
         scored = scoring.score_by_frequency(t, sub.retrieval_count, sub.floor, params)
         return self._deliver(
             "recent", sub, scored, params, when, agent_id,
-            order=np.arange(len(sub)), budget_tokens=budget_tokens, touch=touch, actor=actor,
+            order=np.arange(len(sub)), budget_tokens=budget_tokens, touch=touch, actor=actor, record=record,
             extra={"since": iso(start), "until": iso(end)},
         )
 
@@ -1367,6 +1369,7 @@ class Memory:
         budget_tokens: int | None = None,
         now: datetime | str | None = None,
         touch: bool = True,
+        record: bool = True,
         actor: str | None = None,
     ) -> Result:
         """Memories never retrieved (r = 0), newest first, tiered by recency (L = D)."""
@@ -1380,7 +1383,7 @@ class Memory:
         scored = scoring.score_by_recency(t, sub.retrieval_count, sub.floor, params)
         return self._deliver(
             "unseen", sub, scored, params, when, agent_id,
-            order=np.arange(len(sub)), budget_tokens=budget_tokens, touch=touch, actor=actor,
+            order=np.arange(len(sub)), budget_tokens=budget_tokens, touch=touch, actor=actor, record=record,
         )
 
     def sample(
@@ -1392,6 +1395,7 @@ class Memory:
         budget_tokens: int | None = None,
         now: datetime | str | None = None,
         touch: bool = True,
+        record: bool = True,
         actor: str | None = None,
     ) -> Result:
         """``n`` memories drawn at random, weighted towards the lowest D.
@@ -1416,7 +1420,7 @@ class Memory:
         scored = scoring.score_resurfaced(d, sub.floor)
         return self._deliver(
             "sample", sub, scored, params, when, agent_id,
-            order=np.argsort(d, kind="stable"), budget_tokens=budget_tokens, touch=touch, actor=actor,
+            order=np.argsort(d, kind="stable"), budget_tokens=budget_tokens, touch=touch, actor=actor, record=record,
             extra={"seed": seed},
         )
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from lodviz.cli import cli
 from lodviz.errors import ImportFormatError
@@ -159,3 +161,45 @@ def test_watch_keeps_looking_until_stopped(tmp_path, cli_env):
     finally:
         watcher.send_signal(signal.SIGINT)
         watcher.wait(30)
+
+
+#: Any JSON, leaning towards the keys and values the transcript readers look at.
+json_values = st.recursive(
+    st.one_of(
+        st.none(), st.booleans(),
+        st.integers(), st.floats(allow_nan=False),
+        st.sampled_from(["user", "assistant", "tool", "text", "tool_use", "tool_result", "<script>x</script>", "\u202e", ""]),
+        st.text(max_size=40),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(
+            st.sampled_from(["type", "message", "role", "content", "text", "name", "id", "tool_use_id",
+                                                              "timestamp", "sessionId", "cwd", "mapping", "current_node", "parent",
+                                                              "author", "parts", "messages", "title", "create_time", "tool_calls"]),
+            inner, max_size=6),
+    ),
+    max_leaves=20,
+)
+
+
+@pytest.mark.parametrize("fmt, suffix", [("claude-code", ".jsonl"), ("openai", ".json"), ("openai", ".jsonl"), ("chatgpt", ".json")])
+def test_any_json_is_imported_or_refused_with_its_place(tmp_path, fmt, suffix):
+    from lodviz.errors import LodvizError
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+    @given(st.lists(json_values, min_size=1, max_size=5))
+    def one(values) -> None:
+        path = tmp_path / f"input{suffix}"
+        if suffix == ".jsonl":
+            path.write_text("\n".join(json.dumps(v) for v in values) + "\n")
+        else:
+            path.write_text(json.dumps(values if fmt == "chatgpt" else {"messages": values}))
+        try:
+            parsed = read_path(path, fmt)
+        except LodvizError as exc:
+            assert str(exc) and "Traceback" not in str(exc)
+            return
+        assert all(r.text.strip() for r in parsed.records)
+
+    one()

@@ -229,3 +229,30 @@ def test_auth_without_any_token_is_refused_in_one_line(tmp_path):
                             capture_output=True, text=True, env=child_env(tmp_path), timeout=120)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == ["Error: --auth is on but the store has no live token; create one first: `lodviz token create NAME --role admin`."]
+
+
+def test_a_read_only_server_writes_nothing(tmp_path, embedder):
+    store = tmp_path / "demo.duckdb"
+    ids = seed_store(store, embedder)
+    server = ServeProcess(store, child_env(tmp_path), args=("--read-only",)).start()
+    try:
+        written = mcp_call(server.mcp_url("alice"), None, "memory_write", {"text": "This must not be stored."})
+        promoted = mcp_call(server.mcp_url("alice"), None, "memory_promote", {"memory_id": ids["alice_old"], "reason": "x"})
+        searched = mcp_call(server.mcp_url("alice"), None, "memory_search", {"query": "liability cap"})
+        status, body, _ = request(server.url + "api/promote", data={"memory_id": ids["alice_old"]})
+        page_promote = dash_update(server, None, "promote.n_clicks")
+        page = request(server.url)
+    finally:
+        server.stop()
+    assert written.is_error and "read-only" in written.content[0].text
+    assert promoted.is_error and "read-only" in promoted.content[0].text
+    assert not searched.is_error and searched.structured_content["items"]
+    assert status == 403 and "read-only" in body and page_promote == 403
+    assert page[0] == 200
+    mem = lodviz.open(store, embedder=embedder)
+    try:
+        assert len(mem) == len(ids)
+        assert {e.action for e in mem.audit(limit=100)} == {"write"}  # only the seed's: the search left no trace
+        assert all(r.retrieval_count == 0 for r in mem.export_records())
+    finally:
+        mem.close()
