@@ -187,7 +187,8 @@ json_values = st.recursive(
 def test_any_json_is_imported_or_refused_with_its_place(tmp_path, fmt, suffix):
     from lodviz.errors import LodvizError
 
-    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+    @settings(max_examples=int(__import__('os').environ.get('LODVIZ_FUZZ_EXAMPLES', '80')), deadline=None,
+              suppress_health_check=list(HealthCheck), derandomize=__import__('os').environ.get('LODVIZ_FUZZ_RANDOM') is None)
     @given(st.lists(json_values, min_size=1, max_size=5))
     def one(values) -> None:
         path = tmp_path / f"input{suffix}"

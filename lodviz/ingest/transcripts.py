@@ -159,11 +159,12 @@ def _openai_message(message: Any, where: str, source: str, defaults: Mapping[str
         raise ImportFormatError(f"{where}: expected a message with 'role' and 'content'.")
     role = str(message["role"])
     text = _text_of(message.get("content"))
-    calls = message.get("tool_calls") or []
+    listed = message.get("tool_calls")
+    functions = [c.get("function") for c in listed if isinstance(c, Mapping)] if isinstance(listed, list) else []
+    calls: list[Mapping[str, Any]] = [f for f in functions if isinstance(f, Mapping)]
     if calls:
-        names = [str((c.get("function") or {}).get("name") or "tool") for c in calls if isinstance(c, Mapping)]
-        args = [str((c.get("function") or {}).get("arguments") or "")[:TOOL_INPUT_CHARS] for c in calls if isinstance(c, Mapping)]
-        text = (text + "\n" if text else "") + "\n".join(f"[called {n}: {a}]" for n, a in zip(names, args))
+        shown = [f"[called {f.get('name') or 'tool'}: {str(f.get('arguments') or '')[:TOOL_INPUT_CHARS]}]" for f in calls]
+        text = (text + "\n" if text else "") + "\n".join(shown)
     if not text.strip():
         return None
     kind = {"tool": "tool_result", "function": "tool_result", "system": "instruction", "developer": "instruction"}.get(role, "turn")
@@ -207,26 +208,29 @@ def read_chatgpt(path: Path, defaults: Mapping[str, Any] | None = None) -> Parse
         # The visible branch: from the current node up through the parents.
         chain, node = [], conversation.get("current_node")
         seen: set[str] = set()
-        while node and node in mapping and node not in seen:
+        while isinstance(node, str) and node in mapping and node not in seen and isinstance(mapping[node], Mapping):
             seen.add(node)
             chain.append(mapping[node])
-            node = mapping[node].get("parent") if isinstance(mapping[node], Mapping) else None
+            node = mapping[node].get("parent")
         for entry in reversed(chain):
             message = entry.get("message") if isinstance(entry, Mapping) else None
             if not isinstance(message, Mapping):
                 continue
-            role = str((message.get("author") or {}).get("role") or "")
+            author = message.get("author")
+            role = str(author.get("role") or "") if isinstance(author, Mapping) else ""
             content = message.get("content") or {}
             parts = content.get("parts") if isinstance(content, Mapping) else None
-            text = "\n".join(p for p in (parts or []) if isinstance(p, str) and p.strip())
-            hidden = (message.get("metadata") or {}).get("is_visually_hidden_from_conversation")
+            text = "\n".join(p for p in (parts if isinstance(parts, list) else []) if isinstance(p, str) and p.strip())
+            given_meta = message.get("metadata")
+            meta: Mapping[str, Any] = given_meta if isinstance(given_meta, Mapping) else {}
+            hidden = meta.get("is_visually_hidden_from_conversation")
             if not text.strip() or role == "system" or hidden:
                 continue
             parsed.records.append(_record({
                 "text": text, "kind": "tool_result" if role == "tool" else "turn", "source": f"chatgpt:{title}",
                 "created_at": _time(message.get("create_time") or conversation.get("create_time")),
                 "metadata": {k: v for k, v in {"role": role, "conversation": title, "conversation_id": cid,
-                                                "model": (message.get("metadata") or {}).get("model_slug")}.items() if v},
+                                                "model": meta.get("model_slug")}.items() if v},
             }, f"{where} message {message.get('id') or ''}".strip(), defaults))
     return parsed
 
