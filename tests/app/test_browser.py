@@ -267,3 +267,21 @@ def test_the_open_page_follows_an_agents_search_made_elsewhere(page, served):
     assert eventually(page, lambda: sorted(page.evaluate(trace_js("recently used", "customdata"))) == sorted(touched), 10_000)
     assert "exec-digest" in page.inner_text("#legend-colours")
     assert page.errors == []
+
+
+def test_the_result_list_is_what_the_agent_receives_and_its_ids_open_memories(page, served):
+    url, mem = served
+    open_scene(page, url + "?agent=legal-review")
+    search(page, "limitation of liability cap in CRO agreements")
+    page.wait_for_selector("#result-text", state="attached", timeout=30_000)
+    expected = mem.search("limitation of liability cap in CRO agreements", agent_id="legal-review", touch=False, record=False)
+    assert page.text_content("#result-text") == expected.render()
+    from lodviz.tokens import count
+
+    assert page.inner_text("#result-tokens") == f"{count(mem.token_counter, expected.render()):,}"
+    first = expected.by_tier(Tier.FULL)[0] if expected.by_tier(Tier.FULL) else expected.items[0]
+    page.click(f"button.result-id >> text='#{first.id}'")
+    assert eventually(page, lambda: page.is_visible(".panel-id") and page.inner_text(".panel-id").startswith(f"#{first.id} "), 20_000)
+    page.click("#panel-close")  # back to the result
+    page.wait_for_selector("#result-text", state="attached", timeout=20_000)
+    assert page.errors == []

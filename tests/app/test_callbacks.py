@@ -324,3 +324,31 @@ def test_a_memory_opens_by_id_or_by_its_words(ctx, app_mem):
     assert picked == target and line.startswith(f"#{target}:")
     assert selection.open_memory(ctx, "#999999", ALL_AGENTS)[1] == "No memory with id 999999."
     assert selection.open_memory(ctx, "zebra quantum marmalade", ALL_AGENTS)[1].startswith("No memory holds all of those words")
+
+
+def test_with_a_query_and_no_memory_open_the_panel_shows_what_the_agent_receives(ctx, app_mem):
+    from lodviz.tokens import count
+
+    body, _ = selection.show(ctx, None, QUERY, "legal-review", *controls(app_mem.profile("legal-review")), None)
+    result = app_mem.search(QUERY["query"], agent_id="legal-review", now=app_mem.now(), touch=False, record=False)
+    shown = text_of(body)
+    assert f"What legal-review receives {count(app_mem.token_counter, result.render()):,} tokens" in shown
+    assert result.render().strip() in [getattr(node, "children", None).strip() for node in _walk(body) if getattr(node, "id", None) == "result-text"]
+    picks = [node.id["id"] for node in _walk(body) if isinstance(getattr(node, "id", None), dict)]
+    assert picks == [hit.id for tier in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE) for hit in result.by_tier(tier)]
+    assert app_mem.audit(actions=["search"]) == []  # a look: nothing counted, nothing audited
+
+
+def test_without_a_query_the_panel_stays_closed(ctx):
+    body, _ = selection.show(ctx, None, {"query": "", "exclude": ""}, ALL_AGENTS, *controls(), None)
+    assert "nothing-open" in body.className
+
+
+def _walk(node):
+    yield node
+    children = getattr(node, "children", None)
+    if isinstance(children, (list, tuple)):
+        for child in children:
+            yield from _walk(child)
+    elif children is not None and not isinstance(children, (str, int, float)):
+        yield from _walk(children)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dash import Dash, Input, Output, State, html, no_update
+from dash import ALL, Dash, Input, Output, State, html, no_update
 from dash import ctx as dash_ctx
 
 from lodviz.app import ids
@@ -21,7 +21,9 @@ from lodviz.app.page import ALL_AGENTS, tier_badge
 from lodviz.app.view import ViewRequest
 from lodviz.errors import LodvizError, MemoryNotFound
 from lodviz.records import Conflict, MemoryRecord
+from lodviz.result import line
 from lodviz.scoring import Placement, Tier
+from lodviz.tokens import count
 
 
 def why_bar(placement: Placement) -> html.Div:
@@ -135,9 +137,60 @@ def panel(
     ]
 
 
+def result_view(app_ctx: AppContext, request: ViewRequest) -> list[Any]:
+    """The current query's result as the agent reads it: its real token count, and its lines by tier.
+
+    The lines are exactly those of ``Result.render()`` (what the MCP tool and
+    ``search --text`` return); the whole text, in the agent's order, is below.
+    Nothing is counted or audited: this is a look.
+    """
+    result = app_ctx.mem.search(
+        request.query or "", agent_id=request.agent_id, params=request.scoring_params, now=request.now,
+        exclude=list(request.exclude), touch=False, record=False,
+    )
+    text = result.render()
+    tokens = count(app_ctx.mem.token_counter, text)
+    who = request.agent_id or "an agent with every memory (auditor view)"
+    out: list[Any] = [
+        html.Div(f"What {who} receives", className="section-title result-title"),
+        html.Div(
+            [html.B(f"{tokens:,}", id=ids.RESULT_TOKENS), f" tokens ({app_ctx.mem.token_counter.name}) · ",
+             f"{len(result.items):,} memories: " + ", ".join(f"{n} {t.lower()}" for t, n in result.counts.items())],
+            className="hint result-counts",
+        ),
+    ]
+    for tier in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE):
+        hits = result.by_tier(tier)
+        if not hits:
+            continue
+        out.append(html.Div([tier_badge(tier), html.Span(f" {len(hits)}", className="hint")], className="result-tier"))
+        for hit in hits:
+            rendered = line(hit.id, hit.content, hit.whole, hit.conflicts, hit.superseded_by)
+            rendered = rendered.removeprefix(f"#{hit.id} ")  # the id is the button before it
+            out.append(
+                html.Div(
+                    [
+                        html.Button(f"#{hit.id}", id={"type": ids.RESULT_PICK, "id": int(hit.id)}, className="btn small result-id", n_clicks=0,
+                                    title="Open it in the panel and the scene"),
+                        html.Span(rendered, className="result-line"),
+                    ],
+                    className="result-item",
+                )
+            )
+    out.append(html.Details([html.Summary("The exact text, in the agent's order"), html.Pre(text, className="full-text", id=ids.RESULT_TEXT)],
+                            className="result-exact"))
+    return out
+
+
 def show(app_ctx: AppContext, memory_id: int | None, applied, agent, alpha, lam_log, thresholds, k_log, now_date) -> tuple[Any, dict]:
     hidden = {"display": "none"}
     if memory_id is None:
+        if (applied or {}).get("query", "").strip():
+            try:
+                request = view_request(app_ctx, applied, agent, params_from_controls(alpha, lam_log, thresholds, k_log), now_date)
+                return html.Div(result_view(app_ctx, request), className="result-view"), hidden
+            except LodvizError as exc:
+                return html.Div(str(exc), className="error"), hidden
         return html.Div("Click a memory in the scene to see why it sits where it sits.", className="empty nothing-open"), hidden
     try:
         request = view_request(app_ctx, applied, agent, params_from_controls(alpha, lam_log, thresholds, k_log), now_date)
@@ -217,6 +270,17 @@ def register(app: Dash, app_ctx: AppContext) -> None:
     @app.callback(Output(ids.SELECTED_ID, "data", allow_duplicate=True), Input(ids.PANEL_CLOSE, "n_clicks"), prevent_initial_call=True)
     def _close(_n):
         return None
+
+    @app.callback(
+        Output(ids.SELECTED_ID, "data", allow_duplicate=True),
+        Input({"type": ids.RESULT_PICK, "id": ALL}, "n_clicks"),
+        prevent_initial_call=True,
+    )
+    def _pick(clicks):
+        trigger = dash_ctx.triggered_id
+        if not trigger or not any(clicks or []):
+            return no_update  # the list was (re)drawn, nobody clicked
+        return int(trigger["id"])
 
     @app.callback(
         Output(ids.SELECTED_ID, "data", allow_duplicate=True),
