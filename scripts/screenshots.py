@@ -65,6 +65,7 @@ def main() -> None:
                 legal = f"{url}?q={QUERY.replace(' ', '+')}&agent=legal-review"
                 shoot(f"{legal}&terrain=1{target}", "landscape-query.png", placed)
                 shoot(legal, "layout-1280x720.png", placed, size=(1280, 720))
+                shoot(legal, "result-list.png", "() => !!document.querySelector('#result-text')")
                 # An agent searches first (wall clock now), so the scene rings what it used and says who.
                 mem.search("what is Korvane Pharma doing that matters for us this week?", agent_id="exec-digest", actor="exec-digest")
                 shoot(url, "layout-1920x1080.png", counted, size=(1920, 1080))

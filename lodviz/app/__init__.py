@@ -86,7 +86,7 @@ def access_mode(auth: bool, read_only: bool) -> str:
         return "Read-only demo: nothing you do here is written."
     if auth:
         return ""
-    return "Unauthenticated local mode: anyone on this machine can act as any agent (lodviz serve --auth)."
+    return "Unauthenticated: any local process can act as any agent (lodviz serve --auth)."
 
 
 def _warm(mem: Memory) -> None:
