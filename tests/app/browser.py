@@ -114,10 +114,20 @@ def settled(page) -> None:
 
 
 def unhover(page) -> None:
-    """Move to empty sky in the scene, so the next hover label is the next memory's."""
+    """Move to empty sky in the scene until plotly drops its hover label, so the next label is the next memory's.
+
+    One move can land while the WebGL scene is still redrawing (after the panel
+    opened, say) and pick nothing new; a few small moves over some seconds do not.
+    """
     box = page.locator(".scene-box").bounding_box()
-    page.mouse.move(box["x"] + 12, box["y"] + 12)
-    page.wait_for_selector("#scene .hovertext", state="detached", timeout=10_000)
+    for step in range(30):
+        page.mouse.move(box["x"] + 12 + step % 5, box["y"] + 12 + step % 3)
+        try:
+            page.wait_for_selector("#scene .hovertext", state="detached", timeout=700)
+            return
+        except Exception:  # noqa: BLE001 - Playwright's TimeoutError: try another small move
+            continue
+    page.wait_for_selector("#scene .hovertext", state="detached", timeout=5_000)
 
 
 def counts(page) -> str:
