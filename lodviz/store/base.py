@@ -31,6 +31,7 @@ from lodviz.records import (  # re-exported: the backends speak in them
     MemoryRecord,
     NewMemory,
 )
+from lodviz.times import utc
 
 #: Every table a store keeps, in the order a copy writes them, with the
 #: columns ``read_table``/``write_table`` speak (times aware UTC, JSON as
@@ -286,3 +287,17 @@ def imported_history(written: Sequence[tuple[int | None, NewMemory]]) -> dict[st
     if floors:
         out["imported_floors"] = floors
     return out
+
+
+def portable_row(row: tuple, columns: Sequence[str]) -> tuple:
+    """A row as ``TABLES`` speaks it, from either backend: aware UTC times, float32 embeddings, bytes."""
+    out = []
+    for name, value in zip(columns, row):
+        if isinstance(value, datetime):
+            value = utc(value)
+        elif name == "embedding":
+            value = np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value, dtype=np.float32)
+        elif isinstance(value, (bytes, bytearray, memoryview)):
+            value = bytes(value)
+        out.append(value)
+    return tuple(out)

@@ -45,6 +45,7 @@ from lodviz.store.base import (
     Store,
     dumps,
     imported_history,
+    portable_row,
 )
 from lodviz.times import utc
 
@@ -1034,7 +1035,7 @@ class DuckDBStore(Store):
     def token(self, token_id: str) -> TokenRecord | None:
         with self._lock:
             rows = self._run(f"SELECT {', '.join(TABLES['tokens'])} FROM tokens WHERE id = ?", [token_id])
-        return TokenRecord(*_portable(rows[0], TABLES["tokens"])) if rows else None
+        return TokenRecord(*portable_row(rows[0], TABLES["tokens"])) if rows else None
 
     def revoke_token(self, token_id: str, when: datetime, audit: AuditEvent) -> bool:
         with self.atomic():
@@ -1053,7 +1054,7 @@ class DuckDBStore(Store):
         try:
             cursor.execute(f"SELECT {', '.join(columns)} FROM {source} ORDER BY {TABLE_ORDER[table]}")
             while rows := cursor.fetchmany(batch):
-                yield [_portable(row, columns) for row in rows]
+                yield [portable_row(row, columns) for row in rows]
         finally:
             cursor.close()
 
@@ -1094,20 +1095,6 @@ def _lock_message(path: str, exc: Exception) -> str:
             "use that process (for example `lodviz serve`'s MCP endpoint) or stop it first."
         )
     return f"cannot open {path}: {text.splitlines()[0]}"
-
-
-def _portable(row: tuple, columns: Sequence[str]) -> tuple:
-    """A row as ``TABLES`` speaks it: aware UTC times, embeddings as float32 arrays."""
-    out = []
-    for name, value in zip(columns, row):
-        if isinstance(value, datetime):
-            value = value.replace(tzinfo=UTC)
-        elif name == "embedding":
-            value = np.asarray(value, dtype=np.float32)
-        elif isinstance(value, (bytes, bytearray, memoryview)):
-            value = bytes(value)
-        out.append(value)
-    return tuple(out)
 
 
 def _unit(vectors: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:

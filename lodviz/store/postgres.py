@@ -58,6 +58,7 @@ from lodviz.store.base import (
     Store,
     dumps,
     imported_history,
+    portable_row,
 )
 from lodviz.times import utc
 
@@ -832,7 +833,7 @@ class PostgresStore(Store):
     def token(self, token_id: str) -> TokenRecord | None:
         with self._lock:
             rows = self._run(f"SELECT {', '.join(TABLES['tokens'])} FROM tokens WHERE id = %s", [token_id])
-        return TokenRecord(*_portable(rows[0], TABLES["tokens"])) if rows else None
+        return TokenRecord(*portable_row(rows[0], TABLES["tokens"])) if rows else None
 
     def revoke_token(self, token_id: str, when: datetime, audit: AuditEvent) -> bool:
         with self.atomic():
@@ -850,7 +851,7 @@ class PostgresStore(Store):
         with self._lock, self._con.transaction(), self._con.cursor(name=f"lodviz_copy_{table}") as cursor:
             cursor.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY {TABLE_ORDER[table]}")
             while rows := cursor.fetchmany(batch):
-                yield [_portable(row, columns) for row in rows]
+                yield [portable_row(row, columns) for row in rows]
 
     def write_table(self, table: str, rows: Sequence[tuple]) -> None:
         if not rows:
@@ -884,20 +885,6 @@ class PostgresStore(Store):
                 self._con.close()
             except self._psycopg.Error:  # pragma: no cover - closing a broken connection
                 pass
-
-
-def _portable(row: tuple, columns: Sequence[str]) -> tuple:
-    """A row as ``TABLES`` speaks it: aware UTC times, embeddings as float32 arrays."""
-    out = []
-    for name, value in zip(columns, row):
-        if isinstance(value, datetime):
-            value = value.astimezone(UTC)
-        elif name == "embedding":
-            value = _as_array(value)
-        elif isinstance(value, (bytes, bytearray, memoryview)):
-            value = bytes(value)
-        out.append(value)
-    return tuple(out)
 
 
 def _utc(value: datetime | None) -> datetime | None:

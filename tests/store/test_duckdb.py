@@ -10,32 +10,14 @@ import pyarrow as pa
 import pytest
 
 from lodviz.errors import StoreError
-from lodviz.store.base import NewMemory
 from lodviz.store.duckdb import _STATE_SQL, MIGRATIONS, DuckDBStore, _state_from_batches, apply_migrations
-
-T0 = datetime(2025, 1, 1, tzinfo=UTC)
+from tests.store.test_store import T0, memory
 
 
 def rows(store: DuckDBStore, query: str) -> list[tuple]:
     """Read the file's tables directly: these tests pin the store's own layout."""
     return store._con.execute(query).fetchall()
 
-
-def memory(i: int, **fields) -> NewMemory:
-    vector = np.zeros(4, dtype=np.float32)
-    vector[i % 4] = 1.0
-    return NewMemory(
-        text=f"full text {i}",
-        summary=f"summary {i}",
-        headline=f"headline {i}",
-        embedding=vector,
-        embedding_model="test-model",
-        content_hash=f"hash-{i}",
-        created_at=T0,
-        agent_id=fields.pop("agent_id", "agent-a"),
-        metadata={"n": i},
-        **fields,
-    )
 
 
 def old_store(tmp_path, upto: str, *statements: str):
