@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lodviz import access, limits, scoring, tuning
+from lodviz import access, history, limits, scoring, tuning
 from lodviz import budget as budgeting
 from lodviz import lexical as lex
 from lodviz.access import Identity, TokenRecord
@@ -58,6 +58,7 @@ from lodviz.result import (
     header,
     line,
     render_items,
+    returned_by_tier,
 )
 from lodviz.scoring import Tier
 from lodviz.store.base import (
@@ -144,6 +145,8 @@ class Memory:
         # each tier, filled as searches need them (texts never change once written).
         self._documents: dict[int, tuple[Any, int]] = {}
         self._line_tokens: dict[tuple[int, int], int] = {}
+        # The audit log's history events, oldest first, as of the last event id read.
+        self._history: tuple[int, list[AuditEvent]] = (-1, [])
 
     # -- parts ----------------------------------------------------------------
 
@@ -482,6 +485,7 @@ class Memory:
         now: datetime | str | None = None,
         exclude: Sequence[str] = (),
         exclude_weight: float = 1.0,
+        as_of: history.Moment | datetime | str | None = None,
     ) -> Landscape:
         """Score every memory the agent may see, without touching any.
 
@@ -489,6 +493,11 @@ class Memory:
         would give, for the whole store at once. With no query, S is 0 and the
         tiers follow recency alone. S of a query's k candidates carries their
         lexical evidence, as in a search; beyond them S is the cosine alone.
+
+        ``as_of`` shows the store as it was at a past moment (a time, or a
+        ``history.Moment``): only the memories that existed then, with their
+        usage and floors of then, rebuilt from the audit log. ``now`` defaults
+        to that moment.
         """
         params = params or self.profile(agent_id)
         bounds = limits.current()
@@ -496,8 +505,9 @@ class Memory:
             bounds.check_query(query.strip())
         bounds.check_k(params.k)
         bounds.check_exclude([t for t in exclude if isinstance(t, str) and t.strip()])
-        when = self._now(now)
-        state, vectors = self._store.snapshot()
+        moment = self._moment(as_of)
+        when = self._now(now if now is not None or moment is None or moment.at is None else moment.at)
+        state, vectors = self._snapshot(moment)
         visible = self._visible(state, agent_id)
         everything = bool(visible.all())
         rows = slice(None) if everything else np.flatnonzero(visible)
@@ -523,6 +533,74 @@ class Memory:
         terms = tuple(t.strip() for t in exclude if t and t.strip())
         return Landscape(state, scored, params, when, query, qvec, candidate_all[rows], vectors, rows, terms)
 
+    # -- the store as it was (lodviz.history) ------------------------------------------
+
+    def _history_events(self) -> list[AuditEvent]:
+        """The audit events that shape usage, floors and existence, oldest first; read once, then only what is new."""
+        seen, events = self._history
+        newer = self._store.audit(actions=list(history.HISTORY_ACTIONS), after_id=seen if seen >= 0 else None, limit=10**12)
+        if newer:
+            events = events + list(reversed(newer))
+            self._history = (int(newer[0].id or seen), events)
+        return events
+
+    def _moment(self, as_of: history.Moment | datetime | str | None) -> history.Moment | None:
+        if as_of is None or isinstance(as_of, history.Moment):
+            return as_of
+        return history.Moment(at=parse_time(as_of, "as_of"))
+
+    def _snapshot(self, moment: history.Moment | None) -> tuple[Columns, np.ndarray]:
+        state, vectors = self._store.snapshot()
+        if moment is None:
+            return state, vectors
+        return history.rebuild(state, self._history_events(), moment), vectors
+
+    def history_span(self) -> tuple[datetime, datetime] | None:
+        """The store's timeline: from its oldest memory to its "now" (None for an empty store)."""
+        state = self._store.state()
+        if not len(state):
+            return None
+        return datetime.fromtimestamp(float(state.created_at.min()), tz=UTC), self.now()
+
+    def replay(self, event_id: int) -> history.Replay:
+        """A past search as its agent saw it: the store as it was just before it, the same question again.
+
+        The usage and floors of that moment are rebuilt from the audit log;
+        query, agent, parameters, ``now``, exclusions, budget and the store's
+        settings are the search's own. ``Replay.agrees`` says whether the
+        answer rebuilt is the one the audit log recorded.
+        """
+        event = next((e for e in self._history_events() if e.id == int(event_id)), None)
+        if event is None:
+            found = [e for e in self._store.audit(after_id=int(event_id) - 1, limit=10**12) if e.id == int(event_id)]
+            if not found:
+                raise InvalidInput(f"there is no audit event #{event_id}.")
+            raise InvalidInput(f"audit event #{event_id} is a {found[0].action}, not a search; only searches can be replayed.")
+        if event.action not in history.USING or event.action == "expand":
+            raise InvalidInput(f"audit event #{event_id} is a {event.action}, not a search; only searches can be replayed.")
+        d = event.details
+        moment = history.Moment(before_event=int(event.id or 0))
+        params = Params.from_dict(d.get("params") or {}) if d.get("params") else self.profile(event.agent_id)
+        when = parse_time(d.get("now"), "now") or event.at or self._now(None)
+        exclude = [t for t in d.get("exclude") or [] if isinstance(t, str)]
+        weight = float(d.get("exclude_weight", 1.0))
+        saved = (self.lexical_weight, self.budget_policy)
+        self.lexical_weight = float(d.get("lexical_weight", self.lexical_weight))
+        self.budget_policy = str(d.get("budget_policy", self.budget_policy))
+        try:
+            query = event.query if event.action == "search" else None
+            land = self.landscape(query, agent_id=event.agent_id, params=params, now=when, exclude=exclude,
+                                  exclude_weight=weight, as_of=moment)
+            result = None
+            if event.action == "search" and event.query and not d.get("looked_only"):
+                result = self._search_in(
+                    self._snapshot(moment), event.query.strip(), params, when, event.agent_id, exclude, weight,
+                    budget_tokens=d.get("budget_tokens"), touch=False, actor=None, record=False, past=True,
+                )
+        finally:
+            self.lexical_weight, self.budget_policy = saved
+        return history.Replay(event, moment, land, result, history.returned_tiers(event))
+
     def record_view(self, land: Landscape, *, agent_id: str | None = None, actor: str | None = None) -> None:
         """Audit a landscape looked at with a query (the app's searches) as a search that touched nothing.
 
@@ -533,6 +611,8 @@ class Memory:
             return
         tiers = land.scored.tier[land.candidate]
         counts = {t.name: int((tiers == t).sum()) for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
+        ids = land.state.ids[land.candidate]
+        returned = {t.name: ids[tiers == t].tolist() for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
         self._store.record(
             AuditEvent(
                 action="search",
@@ -543,6 +623,7 @@ class Memory:
                     "params": land.params.to_dict(),
                     "counts": counts,
                     "touched": [],
+                    "returned": returned,
                     "looked_only": True,
                     "now": iso(land.now),
                     "exclude": list(land.exclude),
@@ -683,8 +764,29 @@ class Memory:
         bounds.check_k(params.k)
         exclude = [t.strip() for t in (exclude or []) if isinstance(t, str) and t.strip()]
         bounds.check_exclude(exclude)
-        when = self._now(now)
-        state, vectors = self._store.snapshot()
+        return self._search_in(
+            self._store.snapshot(), query, params, self._now(now), agent_id, exclude, exclude_weight,
+            budget_tokens=budget_tokens, touch=touch, actor=actor, record=record,
+        )
+
+    def _search_in(
+        self,
+        snapshot: tuple[Columns, np.ndarray],
+        query: str,
+        params: Params,
+        when: datetime,
+        agent_id: str | None,
+        exclude: list[str],
+        exclude_weight: float,
+        *,
+        budget_tokens: int | None,
+        touch: bool,
+        actor: str | None,
+        record: bool,
+        past: bool = False,
+    ) -> Result:
+        """A search over ``snapshot`` (the store now, or as it was: ``past``)."""
+        state, vectors = snapshot
         visible = self._visible(state, agent_id)
         qvec = self.embed_query(query)
         found = self._candidates(query, qvec, state, vectors, visible, params.k, exclude, exclude_weight)
@@ -705,7 +807,11 @@ class Memory:
             actor=actor,
             order=np.arange(len(sub)),  # most relevant first
             record=record,
-            extra={"nearest": self._store.last_nearest},  # which way the k nearest were found: "scan" or an index
+            # Which way the k nearest were found ("scan" or an index), and the store's own settings
+            # that shape an answer, so that a replay asks exactly the same question.
+            extra={"nearest": self._store.last_nearest, "exclude_weight": exclude_weight,
+                   "lexical_weight": self.lexical_weight, "budget_policy": self.budget_policy},
+            existed=set(state.ids[visible].tolist()) if past else None,
         )
 
     def preview(
@@ -741,11 +847,14 @@ class Memory:
         actor: str | None = None,
         extra: dict[str, Any] | None = None,
         record: bool = True,
+        existed: set[int] | None = None,
     ) -> Result:
         """Fit the budget, fetch texts, count retrievals and audit: the tail every mode shares.
 
         ``order`` lists the rows of ``sub`` most relevant first. ``record``
-        False (``preview``) leaves no trace at all.
+        False (``preview``) leaves no trace at all. ``existed``: in a replay,
+        the memories that existed then (a conflict partner written later
+        does not join).
         """
         if budget_tokens is not None and (isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int) or budget_tokens < 1):
             raise InvalidParameters(f"budget_tokens must be a whole number of at least 1, got {budget_tokens!r}.")
@@ -758,14 +867,14 @@ class Memory:
         if budget_tokens is None:
             rows, tiers = keep, scored.tier[keep].astype(np.int64)
             contents = self._store.contents(sub.ids[rows].tolist(), tiers.tolist())
-            items = self._mark_conflicts(_hits(sub, rows, tiers, contents, scored), agent_id, params, when)
+            items = self._mark_conflicts(_hits(sub, rows, tiers, contents, scored), agent_id, params, when, existed)
             counted = None
         else:
             items = self._fit(mode, sub, scored, keep, budget_tokens, query, exclude)
             # The other memory of a conflict joins only where the budget still has room for it:
             # it never displaces what the query chose.
             fitted = len(items)
-            items = self._mark_conflicts(items, agent_id, params, when)
+            items = self._mark_conflicts(items, agent_id, params, when, existed)
             while len(items) > fitted and count(self.token_counter, render_items(mode, query, items, exclude)) > budget_tokens:
                 items.pop()
             counted = self._trim(mode, query, items, exclude, budget_tokens)
@@ -792,6 +901,8 @@ class Memory:
             "counts": count_tiers(items),
             "tokens": result.tokens,
             "touched": touched if touch else [],
+            # What the agent received, memory by memory: what a replay of this search is checked against.
+            "returned": returned_by_tier(items),
             "exclude": list(exclude),
             "budget_tokens": budget_tokens,
             "now": iso(when),
@@ -892,7 +1003,9 @@ class Memory:
                 return used
             items.pop()  # relevance order: the least relevant goes first
 
-    def _mark_conflicts(self, items: list[Hit], agent_id: str | None, params: Params, when: datetime) -> list[Hit]:
+    def _mark_conflicts(
+        self, items: list[Hit], agent_id: str | None, params: Params, when: datetime, existed: set[int] | None = None
+    ) -> list[Hit]:
         """Mark items an open conflict or a supersession touches, and bring back the other memory too.
 
         The other memory joins the result as a headline (its id names it; the
@@ -910,6 +1023,7 @@ class Memory:
         visible = {
             rid: rec for rid, rec in records.items()
             if not rec.forgotten and (agent_id is None or rec.visibility == "shared" or rec.agent_id == agent_id)
+            and (existed is None or rid in existed)
         }
         added: list[Hit] = []
         for rid, rec in sorted(visible.items(), key=lambda kv: kv[1].created_at, reverse=True):  # newest first
@@ -1167,6 +1281,7 @@ class Memory:
                 actor=actor or agent_id or self.actor,
                 agent_id=agent_id or record.agent_id,
                 memory_id=record.id,
+                details={"now": iso(when)},  # the last retrieval it set, for a replay
             ),
         )
         return self.get(record.id)
@@ -1275,7 +1390,7 @@ class Memory:
                 actor=actor or agent_id or self.actor,
                 agent_id=agent_id or record.agent_id,
                 memory_id=record.id,
-                details={"from": before.name, "to": target.name, "reason": reason},
+                details={"from": before.name, "to": target.name, "reason": reason, "now": iso(self._now(now))},
             ),
         )
         return FloorChange(memory_id=record.id, before=before, after=target, headline=record.headline, agent_id=record.agent_id)

@@ -153,6 +153,14 @@ def render_items(mode: str, query: str | None, items: Sequence[Hit], exclude: Se
     return "\n".join(lines) + "\n"
 
 
+def returned_by_tier(items: Sequence[Hit]) -> dict[str, list[int]]:
+    """The ids of ``items`` by tier name: what a search's audit line keeps of its answer."""
+    out: dict[str, list[int]] = {tier.name: [] for tier in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
+    for item in items:
+        out[item.tier.name].append(int(item.id))
+    return out
+
+
 def count_tiers(items: Sequence[Hit]) -> dict[str, int]:
     counts = {tier.name: 0 for tier in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
     for item in items:
@@ -294,4 +302,4 @@ class AgentOverview:
         return {"agent_id": self.agent_id, "memories": self.memories, "profile": self.profile.to_dict(), "stored": self.stored}
 
 
-__all__ = ["Hit", "Result", "Landscape", "IngestReport", "FloorChange", "StoreInfo", "AgentOverview", "render_items", "line", "date_line", "header", "count_tiers", "CONDENSED"]
+__all__ = ["Hit", "Result", "Landscape", "IngestReport", "FloorChange", "StoreInfo", "AgentOverview", "render_items", "line", "date_line", "header", "count_tiers", "returned_by_tier", "CONDENSED"]
