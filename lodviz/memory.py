@@ -30,6 +30,7 @@ from lodviz import budget as budgeting
 from lodviz import lexical as lex
 from lodviz.access import Identity, TokenRecord
 from lodviz.cache import LRU
+from lodviz.changes import TierChanges, tier_changes
 from lodviz.errors import (
     BudgetTooSmall,
     EmbeddingMismatch,
@@ -44,7 +45,7 @@ from lodviz.ingest.compress import Compressor, ExtractiveCompressor
 from lodviz.ingest.embed import Embedder, SentenceTransformerEmbedder
 from lodviz.ingest.inputs import MemoryInput, parse_record, parse_time
 from lodviz.params import DEFAULT, PRESETS, Params, preset
-from lodviz.records import MemoryId, RecentUse
+from lodviz.records import Label, MemoryId, RecentUse
 from lodviz.result import (
     AgentOverview,
     FloorChange,
@@ -562,6 +563,35 @@ class Memory:
             return None
         return datetime.fromtimestamp(float(state.created_at.min()), tz=UTC), self.now()
 
+    def audit_event(self, event_id: int) -> AuditEvent:
+        """One event of the audit log by its id."""
+        event = next((e for e in self._history_events() if e.id == int(event_id)), None)
+        if event is None:
+            event = next((e for e in self._store.audit(after_id=int(event_id) - 1, limit=10**12) if e.id == int(event_id)), None)
+        if event is None:
+            raise InvalidInput(f"there is no audit event #{event_id}.")
+        return event
+
+    def compare(
+        self,
+        before: Params,
+        after: Params,
+        query: str | None = None,
+        *,
+        agent_id: str | None = None,
+        now: datetime | str | None = None,
+        exclude: Sequence[str] = (),
+        as_of: history.Moment | datetime | str | None = None,
+    ) -> TierChanges:
+        """The memories a move from settings ``before`` to ``after`` changes the tier of (up, down, in, out).
+
+        Tiers are those a search returns (OUT beyond the k candidates), for
+        the same query, agent, now and moment; nothing is touched or audited.
+        """
+        a = self.landscape(query, agent_id=agent_id, params=before, now=now, exclude=exclude, as_of=as_of)
+        b = self.landscape(query, agent_id=agent_id, params=after, now=now, exclude=exclude, as_of=as_of)
+        return tier_changes(a.state.ids, a.returned_tiers(), b.returned_tiers())
+
     def replay(self, event_id: int) -> history.Replay:
         """A past search as its agent saw it: the store as it was just before it, the same question again.
 
@@ -570,12 +600,7 @@ class Memory:
         settings are the search's own. ``Replay.agrees`` says whether the
         answer rebuilt is the one the audit log recorded.
         """
-        event = next((e for e in self._history_events() if e.id == int(event_id)), None)
-        if event is None:
-            found = [e for e in self._store.audit(after_id=int(event_id) - 1, limit=10**12) if e.id == int(event_id)]
-            if not found:
-                raise InvalidInput(f"there is no audit event #{event_id}.")
-            raise InvalidInput(f"audit event #{event_id} is a {found[0].action}, not a search; only searches can be replayed.")
+        event = self.audit_event(event_id)
         if event.action not in history.USING or event.action == "expand":
             raise InvalidInput(f"audit event #{event_id} is a {event.action}, not a search; only searches can be replayed.")
         d = event.details
@@ -1232,6 +1257,18 @@ class Memory:
         return result
 
     # -- one memory ---------------------------------------------------------------
+
+    def labels(self, ids: Sequence[int]) -> dict[int, Label]:
+        """Headline, source and metadata of each memory (the landscape's hover), without counting a retrieval."""
+        ids = [int(i) for i in ids]
+        heads = self._store.contents(ids, [int(Tier.HEADLINE)] * len(ids))
+        meta = self._store.metadata(ids)
+        return {i: Label(i, heads[i][0], heads[i][1], meta.get(i) or {}) for i in ids}
+
+    def ids_matching(self, text: str, *, limit: int = 100_000) -> list[int]:
+        """Ids of memories whose full text holds every word of ``text`` (case-insensitive), newest first."""
+        words = [w for w in str(text).split() if w]
+        return self._store.ids_with_words(words, limit) if words else []
 
     def headlines(self, ids: Sequence[int]) -> dict[int, str]:
         """Each memory's headline, without counting a retrieval (the landscape's labels)."""

@@ -187,6 +187,31 @@ class AuditEvent:
 
 
 @dataclass(frozen=True)
+class Label:
+    """What the landscape says of a memory at a glance: its headline, where it came from and its metadata."""
+
+    memory_id: int
+    headline: str
+    source: str | None
+    metadata: dict[str, Any]
+
+    #: Metadata keys worth a place in a hover, in order (importers set them: session, tool, file...).
+    SHOWN = ("role", "tool", "session", "project", "conversation", "file", "page", "section")
+
+    def details(self, limit: int = 4) -> list[str]:
+        """"key: value" of the metadata that says where a memory is from, the most telling first."""
+        out = []
+        for key in self.SHOWN:
+            value = self.metadata.get(key)
+            if value not in (None, "", [], {}):
+                text = str(value)
+                out.append(f"{key}: {text if len(text) <= 60 else text[:57] + '…'}")
+            if len(out) >= limit:
+                break
+        return out
+
+
+@dataclass(frozen=True)
 class RecentUse:
     """The latest use of one memory: who retrieved it, when (wall clock), through what."""
 
@@ -277,5 +302,5 @@ class Columns:
 
 
 __all__ = [
-    "VISIBILITIES", "MemoryId", "NewMemory", "MemoryRecord", "ConflictLink", "Conflict", "Golden", "AuditEvent", "ROW_FIELDS", "Columns",
+    "VISIBILITIES", "MemoryId", "Label", "RecentUse", "NewMemory", "MemoryRecord", "ConflictLink", "Conflict", "Golden", "AuditEvent", "ROW_FIELDS", "Columns",
 ]

@@ -245,6 +245,10 @@ class Landscape:
     rows: np.ndarray | slice  # rows of all_vectors that ``state`` holds
     exclude: tuple[str, ...] = ()
 
+    def returned_tiers(self) -> np.ndarray:
+        """Each memory's tier as a search returns it: its tier within the k candidates, OUT beyond them."""
+        return np.where(self.candidate, self.scored.tier, int(Tier.OUT)).astype(np.int8)
+
     def vectors(self, local_rows: np.ndarray) -> np.ndarray:
         """Unit vectors of some of this landscape's rows."""
         if isinstance(self.rows, slice):

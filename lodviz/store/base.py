@@ -114,6 +114,10 @@ class Store(abc.ABC):
         records = self.get(ids)
         return {int(i): (records[int(i)].text_at(int(t)), records[int(i)].source) for i, t in zip(ids, tiers)}
 
+    def metadata(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """Each memory's metadata (what an importer kept: session, tool, file...). Backends read just that column."""
+        return {i: r.metadata for i, r in self.get(ids).items()}
+
     @abc.abstractmethod
     def count(self) -> int: ...
 

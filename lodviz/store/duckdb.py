@@ -1016,6 +1016,13 @@ class DuckDBStore(Store):
             )
             self._insert_audit(audit)
 
+    def metadata(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        if not len(ids):
+            return {}
+        with self._lock:
+            rows = self._run("SELECT id, metadata FROM memories WHERE id IN (SELECT unnest(?::BIGINT[]))", [[int(i) for i in ids]])
+        return {int(i): (json.loads(m) if isinstance(m, str) else dict(m or {})) for i, m in rows}
+
     def ids_with_words(self, words: Sequence[str], limit: int) -> list[int]:
         if not words:
             return []

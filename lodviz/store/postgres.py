@@ -489,6 +489,14 @@ class PostgresStore(Store):
             out[memory_id] = (row[min(max(int(tier), 1), 3)], row[4])
         return out
 
+    def metadata(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        ids = [int(i) for i in ids]
+        if not ids:
+            return {}
+        with self._lock:
+            rows = self._run("SELECT id, metadata FROM memories WHERE id = ANY(%s)", [ids])
+        return {int(i): (json.loads(m) if isinstance(m, str) else dict(m or {})) for i, m in rows}
+
     def count(self) -> int:
         with self._lock:
             return int(self._run("SELECT count(*) FROM memories WHERE forgotten_at IS NULL")[0][0])
