@@ -770,6 +770,7 @@ class Memory:
         touch: bool = True,
         actor: str | None = None,
         record: bool = True,
+        as_of: history.Moment | datetime | str | None = None,
     ) -> Result:
         """The LOD landscape for ``query``: the k nearest memories, each at its tier.
 
@@ -778,6 +779,9 @@ class Memory:
         transaction that writes the search to the audit log; pass
         ``touch=False`` to look without leaving a trace on the memories, and
         also ``record=False`` to leave no audit line either (a read-only demo).
+
+        ``as_of`` asks the store as it was at a past moment (``now`` defaults
+        to it): a look at the past, so it counts nothing and writes no audit line.
         """
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("the query is empty.")
@@ -789,6 +793,13 @@ class Memory:
         bounds.check_k(params.k)
         exclude = [t.strip() for t in (exclude or []) if isinstance(t, str) and t.strip()]
         bounds.check_exclude(exclude)
+        moment = self._moment(as_of)
+        if moment is not None:
+            when = self._now(now if now is not None or moment.at is None else moment.at)
+            return self._search_in(
+                self._snapshot(moment), query, params, when, agent_id, exclude, exclude_weight,
+                budget_tokens=budget_tokens, touch=False, actor=actor, record=False, past=True,
+            )
         return self._search_in(
             self._store.snapshot(), query, params, self._now(now), agent_id, exclude, exclude_weight,
             budget_tokens=budget_tokens, touch=touch, actor=actor, record=record,
@@ -1442,12 +1453,14 @@ class Memory:
         now: datetime | str | None = None,
         exclude: Sequence[str] = (),
         exclude_weight: float = 1.0,
+        as_of: history.Moment | datetime | str | None = None,
     ) -> scoring.Placement:
-        """Why this memory sits at its tier for this query and these settings."""
+        """Why this memory sits at its tier for this query and these settings (at a past moment: ``as_of``)."""
         record = self.get(memory_id, agent_id=agent_id)
         params = params or self.profile(agent_id)
-        when = self._now(now)
-        state, vectors = self._store.snapshot()
+        moment = self._moment(as_of)
+        when = self._now(now if now is not None or moment is None or moment.at is None else moment.at)
+        state, vectors = self._snapshot(moment)
         row = int(state.rows_of([record.id])[0])
         vector = vectors[row : row + 1]
         s = 0.0

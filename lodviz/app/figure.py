@@ -8,7 +8,7 @@ so a repaint sends a few arrays, not the scene. Trace order is fixed (see
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,6 +18,7 @@ from scipy.ndimage import gaussian_filter
 
 from lodviz import scoring
 from lodviz.app.view import TERRACE_HEIGHT, View, query_lines, terrace_height
+from lodviz.records import Label
 from lodviz.scoring import Tier
 
 TIER_COLOURS = {
@@ -31,8 +32,17 @@ BACKGROUND = "#0b1020"
 GRID = "#1f2a44"
 TEXT = "#c9d3e6"
 
-TRACE = {"terraces": 0, "faint": 4, "memories": 5, "terrain": 6, "lines": 7, "camera": 8, "conflicts": 9, "recent": 10}
+TRACE = {
+    "terraces": 0, "faint": 4, "memories": 5, "terrain": 6, "lines": 7, "camera": 8, "conflicts": 9, "recent": 10,
+    "returned": 11, "changed": 12,
+}
 RECENT_COLOUR = "#ffffff"
+#: A replayed search's answer: what the agent received then.
+RETURNED_COLOUR = "#f472d0"
+#: Tier changes against the reference settings: rising (up, in) and falling (down, out).
+CHANGE_COLOURS = {"up": "#22e1ff", "in": "#22e1ff", "down": "#ff9f43", "out": "#ff9f43"}
+CHANGE_SYMBOLS = {"up": "square-open", "down": "square-open", "in": "cross", "out": "x"}
+CHANGE_WORDS = {"up": "up", "down": "down", "in": "in (was out)", "out": "out (was returned)"}
 CONFLICT_COLOUR = "#ff5c7a"
 COLOR_MODES = ("tier", "agent", "kind", "age")
 GRID_CELLS = 56
@@ -152,14 +162,23 @@ def plotly_text(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def hover_texts(headlines: dict[int, str], ids: Sequence[int]) -> list[str]:
-    """Hover labels; memory text is escaped so markup in it is shown, never run."""
+def hover_texts(labels: Mapping[int, Label | str], ids: Sequence[int]) -> list[str]:
+    """Hover labels: id and headline, then where the memory came from (source, session, tool, file).
+
+    Memory text is escaped so markup in it is shown, never run.
+    """
     out = []
     for i in ids:
-        headline = headlines.get(int(i), "")
+        label = labels.get(int(i), "")
+        headline = label.headline if isinstance(label, Label) else label
         if len(headline) > 140:
             headline = headline[:137] + "…"
-        out.append(f"#{int(i)} · {plotly_text(headline)}")
+        text = f"#{int(i)} · {plotly_text(headline)}"
+        if isinstance(label, Label):
+            origin = ([f"source: {label.source}"] if label.source else []) + label.details(3)
+            if origin:
+                text += "<br>" + plotly_text(" · ".join(origin))
+        out.append(text)
     return out
 
 
@@ -238,7 +257,7 @@ def camera_height() -> float:
     return 4 * TERRACE_HEIGHT + 0.9
 
 
-def build_figure(view: View, headlines: dict[int, str], *, color_mode: str = "tier", show_terrain: bool = False) -> go.Figure:
+def build_figure(view: View, headlines: Mapping[int, Label | str], *, color_mode: str = "tier", show_terrain: bool = False) -> go.Figure:
     faint, bright = _split(view)
     state = view.land.state
     fig = go.Figure()
@@ -312,6 +331,16 @@ def build_figure(view: View, headlines: dict[int, str], *, color_mode: str = "ti
             customdata=rids, hovertext=rtext, hovertemplate="%{hovertext}<extra></extra>", name="recently used",
         )
     )
+    mx, my, mz, mids, mtext = _returned(view)
+    fig.add_trace(
+        go.Scatter3d(
+            x=mx, y=my, z=mz, mode="markers",
+            marker={"size": 13, "color": RETURNED_COLOUR, "symbol": "diamond-open", "opacity": 1.0,
+                    "line": {"width": 3, "color": RETURNED_COLOUR}},
+            customdata=mids, hovertext=mtext, hovertemplate="%{hovertext}<extra></extra>", name="returned then",
+        )
+    )
+    fig.add_trace(go.Scatter3d(**_changed(view), mode="markers", hovertemplate="%{hovertext}<extra></extra>", name="changed tier"))
     x0, x1, y0, y1 = _bounds(view)
     axis = {
         "backgroundcolor": BACKGROUND,
@@ -385,6 +414,38 @@ def _recent(view: View) -> tuple[list[float], list[float], list[float], list[int
     return view.x[rows].tolist(), view.y[rows].tolist(), np.round(view.z(rows), 4).tolist(), ids.tolist(), texts
 
 
+def _returned(view: View) -> tuple[list[float], list[float], list[float], list[int], list[str]]:
+    """Marks on the memories a replayed search returned, with the tier it returned each at."""
+    if not view.marked:
+        return [], [], [], [], []
+    rows = np.asarray(list(view.marked), dtype=np.int64)
+    ids = view.land.state.ids[rows]
+    event = view.request.replaying
+    texts = [f"#{i} · returned as {view.marked[r].name} by search #{event}" for r, i in zip(rows.tolist(), ids.tolist())]
+    return view.x[rows].tolist(), view.y[rows].tolist(), np.round(view.z(rows), 4).tolist(), ids.tolist(), texts
+
+
+def _changed(view: View) -> dict[str, Any]:
+    """The changed-tier trace's data: a square (up, down), a cross (in) or an x (out) on each memory that moved."""
+    rows = np.asarray(list(view.changed), dtype=np.int64)
+    if not len(rows) or view.changes is None:
+        return {"x": [], "y": [], "z": [], "customdata": [], "hovertext": [], "marker": {"size": 11, "color": [], "symbol": []}}
+    ids = view.land.state.ids[rows]
+    before = dict(zip(view.changes.ids.tolist(), view.changes.before.tolist()))
+    kinds = [view.changed[r] for r in rows.tolist()]
+    now = view.land.returned_tiers()[rows]
+    texts = [
+        f"#{i} · {Tier(before[i]).name} → {Tier(int(t)).name}: {CHANGE_WORDS[k]} against the reference settings"
+        for i, k, t in zip(ids.tolist(), kinds, now.tolist())
+    ]
+    return {
+        "x": view.x[rows].tolist(), "y": view.y[rows].tolist(), "z": np.round(view.z(rows), 4).tolist(),
+        "customdata": ids.tolist(), "hovertext": texts,
+        "marker": {"size": 11, "color": [CHANGE_COLOURS[k] for k in kinds], "symbol": [CHANGE_SYMBOLS[k] for k in kinds],
+                   "opacity": 1.0, "line": {"width": 2, "color": [CHANGE_COLOURS[k] for k in kinds]}},
+    }
+
+
 def patch_figure(view: View, *, color_mode: str = "tier", show_terrain: bool = False) -> Patch:
     """What a slider move changes: heights, colours, terrain and the camera's lines.
 
@@ -419,4 +480,9 @@ def patch_figure(view: View, *, color_mode: str = "tier", show_terrain: bool = F
     patch["data"][TRACE["conflicts"]]["z"] = cz
     rx, ry, rz, _, _ = _recent(view)
     patch["data"][TRACE["recent"]]["z"] = rz
+    _, _, mz, _, _ = _returned(view)
+    patch["data"][TRACE["returned"]]["z"] = mz
+    changed = _changed(view)
+    for key in ("x", "y", "z", "customdata", "hovertext", "marker"):
+        patch["data"][TRACE["changed"]][key] = changed[key]
     return patch

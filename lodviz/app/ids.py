@@ -93,3 +93,30 @@ ACCESS_MODE = "access-mode"
 RESULT_PICK = "result-pick"
 RESULT_TEXT = "result-text"
 RESULT_TOKENS = "result-tokens"
+
+# The store as it was: a replayed search (from the audit tab) or the time slider.
+AS_OF = "as-of"
+TIME_SLIDER = "time-slider"
+TIME_READOUT = "time-readout"
+TIME_LIVE = "time-live"
+REPLAY_BANNER = "replay-banner"
+REPLAY_LEAVE = "replay-leave"
+
+# What changed tier against reference settings.
+REFERENCE = "reference"
+REFERENCE_PICK = "reference-pick"
+PIN_REFERENCE = "pin-reference"
+CHANGES = "changes"
+CHANGE_COUNTS = "change-counts"
+CHANGE_PICK = "change-pick"
+
+# The scene's filters.
+FILTER_TEXT = "filter-text"
+FILTER_KIND = "filter-kind"
+FILTER_OWNER = "filter-owner"
+FILTER_DATES = "filter-dates"
+FILTER_TIERS = "filter-tiers"
+FILTER_CLEAR = "filter-clear"
+FILTER_STATUS = "filter-status"
+REPLAY_BAR = "replay-bar"
+PANEL_META = "panel-meta"

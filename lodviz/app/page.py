@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
@@ -19,6 +19,7 @@ from dash.dash_table.DataTable import DataTable
 
 from lodviz.app import ids
 from lodviz.app.figure import COLOR_MODES, TIER_COLOURS
+from lodviz.app.view import day_number, end_of_day, replay_state
 from lodviz.errors import LodvizError
 from lodviz.memory import Memory
 from lodviz.params import Params
@@ -42,6 +43,7 @@ class Controls:
     color: str = "tier"
     terrain: bool = False
     selected: int | None = None  # the memory open in the panel
+    as_of: dict | None = None  # a replayed search or a past day (``view.replay_state``, ``{"at": ...}``)
 
     @classmethod
     def from_url(cls, url: str | None, mem: Memory) -> Controls:
@@ -67,15 +69,31 @@ class Controls:
             pass  # a hand-edited link with bad values opens on the profile instead
         color = one("color", "tier")
         selected = int(one("m")) if one("m").isdigit() else None
+        query, exclude, as_of = one("q"), one("x"), None
+        if one("replay").isdigit():
+            try:
+                as_of = replay_state(mem, int(one("replay")))
+            except LodvizError:
+                as_of = None  # a link to an event that is not a search opens the live store
+            if as_of is not None:
+                query, exclude = as_of["query"] or "", as_of["exclude"]
+                agent = as_of["agent"] if as_of["agent"] in agent_names(mem) else ALL_AGENTS
+                params = Params.from_dict(as_of["params"])
+        elif one("asof"):
+            try:
+                as_of = {"at": end_of_day(day_number(datetime.fromisoformat(one("asof")[:10]).replace(tzinfo=UTC))).isoformat()}
+            except ValueError:
+                as_of = None
         return cls(
-            query=one("q"),
-            exclude=one("x"),
+            query=query,
+            exclude=exclude,
             agent=agent,
             params=params,
             now=one("now") or None,
             color=color if color in COLOR_MODES else "tier",
             terrain=one("terrain") == "1",
             selected=selected,
+            as_of=as_of,
         )
 
 
@@ -179,6 +197,9 @@ def controls_panel(mem: Memory, c: Controls) -> html.Div:
                     className="now-row",
                 ),
             ),
+            changes_card(mem, c),
+            time_card(mem, c),
+            filter_card(mem),
             _card(
                 "Display",
                 dcc.RadioItems(id=ids.COLOR_BY, options=[{"label": m, "value": m} for m in COLOR_MODES], value=c.color, inline=True, className="radio"),
@@ -188,6 +209,64 @@ def controls_panel(mem: Memory, c: Controls) -> html.Div:
             ),
         ],
         className="controls",
+    )
+
+
+def changes_card(mem: Memory, c: Controls) -> html.Details:
+    """What changed tier against reference settings: pinned sliders, or an agent's saved profile."""
+    options = [{"label": "the pinned settings", "value": "pinned"}] + [
+        {"label": f"{a}'s saved profile", "value": f"profile:{a}"} for a in agent_names(mem)
+    ]
+    return _card(
+        "What changed",
+        html.Div("Memories whose tier moves against the reference: after a slider move, or between two profiles.", className="hint"),
+        dcc.Dropdown(id=ids.REFERENCE_PICK, options=options, value="pinned", clearable=False, className="dropdown"),
+        html.Button("Pin the current settings as the reference", id=ids.PIN_REFERENCE, className="btn small wide", n_clicks=0),
+        html.Div(id=ids.CHANGE_COUNTS, className="change-counts"),
+        html.Div(id=ids.CHANGES, className="changes"),
+    )
+
+
+def time_card(mem: Memory, c: Controls) -> html.Details:
+    """The time slider: the store on any past day of its timeline, and the way back to now."""
+    span = mem.history_span()
+    first, last = (day_number(span[0]), day_number(span[1])) if span else (0, 1)
+    last = max(last, first + 1)
+    value = last
+    if c.as_of and c.as_of.get("at"):
+        value = min(max(day_number(datetime.fromisoformat(c.as_of["at"])), first), last)
+    step = max((last - first) // 4, 1)
+    marks = {d: end_of_day(d).strftime("%b %Y") for d in range(first, last + 1, step)}
+    marks[last] = "now"
+    return _card(
+        "Time travel",
+        html.Div(
+            [html.Span("the store on", className="slider-label"), html.Span(id=ids.TIME_READOUT, className="readout")],
+            className="slider-head",
+        ),
+        dcc.Slider(id=ids.TIME_SLIDER, min=first, max=last, step=1, value=value, marks=marks, updatemode="mouseup",
+                   allow_direct_input=False, className="time-slider"),
+        html.Div("Only what existed by then, with the usage and floors of then, rebuilt from the audit log.", className="hint"),
+        html.Button("Back to now", id=ids.TIME_LIVE, className="btn small", n_clicks=0),
+    )
+
+
+def filter_card(mem: Memory) -> html.Details:
+    """Filters that choose which memories the scene draws (tiers, counts and tokens stay the whole answer's)."""
+    state = mem.columns()
+    kinds = sorted(set(state.kind.tolist())) if len(state) else []
+    return _card(
+        "Filter the scene",
+        dcc.Input(id=ids.FILTER_TEXT, type="text", placeholder="Words in the text", className="text-input", debounce=True),
+        dcc.Dropdown(id=ids.FILTER_KIND, options=[{"label": k, "value": k} for k in kinds], multi=True, placeholder="any kind", className="dropdown"),
+        dcc.Dropdown(id=ids.FILTER_OWNER, options=[{"label": a, "value": a} for a in agent_names(mem)], multi=True,
+                     placeholder="any owning agent", className="dropdown"),
+        dcc.DatePickerRange(id=ids.FILTER_DATES, display_format="YYYY-MM-DD", start_date_placeholder_text="created from",
+                            end_date_placeholder_text="to", className="date filter-dates", clearable=True),
+        dcc.Checklist(id=ids.FILTER_TIERS, options=[{"label": f" {t.name.lower()}", "value": t.name} for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE, Tier.OUT)],
+                      value=[], inline=True, className="check tiers-check"),
+        html.Div([html.Button("Clear filters", id=ids.FILTER_CLEAR, className="btn small ghost", n_clicks=0)], className="btn-row"),
+        folded=True,
     )
 
 
@@ -269,8 +348,10 @@ def audit_tab(mem: Memory) -> html.Div:
                     {"name": "memory", "id": "memory_id"},
                     {"name": "query", "id": "query"},
                     {"name": "what happened", "id": "summary"},
+                    {"name": "", "id": "replay"},
                 ],
                 page_size=25,
+                style_cell_conditional=[{"if": {"column_id": "replay"}, "color": "#f472d0", "fontWeight": "600", "cursor": "pointer", "whiteSpace": "nowrap"}],
                 sort_action="native",
                 style_as_list_view=True,
                 style_table={"overflowX": "auto"},
@@ -365,6 +446,11 @@ def build_layout(mem: Memory, url: str | None, layout_finished: float | None = N
     return html.Div(
         [
             dcc.Store(id=ids.APPLIED, data=applied),
+            dcc.Store(id=ids.AS_OF, data=c.as_of),
+            dcc.Store(id=ids.REFERENCE, data={
+                "label": "the replayed search's own settings" if c.as_of and c.as_of.get("event") else "the settings this page opened with",
+                "params": c.params.to_dict(),
+            }),
             dcc.Store(id=ids.DATA_VERSION, data=0),
             dcc.Store(id=ids.SELECTED_ID, data=c.selected),
             dcc.Store(id=ids.SEEN, data={"count": len(mem), "layout": layout_finished, "audit": mem.last_event_id()}),
@@ -401,6 +487,11 @@ def build_layout(mem: Memory, url: str | None, layout_finished: float | None = N
                                 html.Div(
                                     [
                                         html.Div(id=ids.PRESENT_TITLE, className="present-title"),
+                                        html.Div(
+                                            [html.Div(id=ids.REPLAY_BANNER, className="replay-text"),
+                                             html.Button("Leave the replay", id=ids.REPLAY_LEAVE, className="btn small", n_clicks=0)],
+                                            id=ids.REPLAY_BAR, className="replay-bar", style={"display": "none"},
+                                        ),
                                         html.Div(id=ids.SCENE_NOTE, className="scene-note"),
                                         html.Div(
                                             dcc.Graph(id=ids.SCENE, config={"displaylogo": False, "scrollZoom": True}, responsive=True, className="scene", style={"height": "100%"}),

@@ -1,10 +1,12 @@
 """The server's part of drawing the landscape: score the store, choose what to draw.
 
-A ``ViewRequest`` is what the controls say (query, agent, parameters, now);
-``compute_view`` turns it into a ``View``: every visible memory scored through
-``Memory.landscape`` (so the numbers are the library's), the rows to draw, and
-their positions. Past ``draw_limit`` memories the view draws the query's
-candidates in full plus a stable sample of the rest, and says so.
+A ``ViewRequest`` is what the controls say (query, agent, parameters, now,
+the moment of the store's history, the scene's filters and the settings to
+compare with); ``compute_view`` turns it into a ``View``: every visible memory
+scored through ``Memory.landscape`` (so the numbers are the library's), the
+rows to draw, and their positions. Past ``draw_limit`` memories the view draws
+the query's candidates in full plus a stable sample of the rest, and says so.
+Filters hide points; they never change a tier, a count or a token.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 
 from lodviz import budget as budgeting
+from lodviz.changes import TierChanges, tier_changes
+from lodviz.history import Moment, returned_tiers
 from lodviz.mapping import positions
 from lodviz.memory import Landscape, Memory
 from lodviz.params import Params
@@ -34,12 +38,74 @@ RECENT_WINDOW = timedelta(hours=1)
 
 
 @dataclass(frozen=True)
+class SceneFilter:
+    """Which memories the scene draws: by words of their text, kind, owning agent, creation date and tier."""
+
+    text: str = ""
+    kinds: tuple[str, ...] = ()
+    owners: tuple[str, ...] = ()
+    start: datetime | None = None  # created at or after
+    end: datetime | None = None  # created before
+    tiers: tuple[int, ...] = ()  # the tier the scene shows; empty = every tier
+
+    @property
+    def active(self) -> bool:
+        return bool(self.text.strip() or self.kinds or self.owners or self.start or self.end or self.tiers)
+
+    def describe(self) -> str:
+        parts = []
+        if self.text.strip():
+            parts.append(f"text “{self.text.strip()}”")
+        if self.kinds:
+            parts.append("kind " + " or ".join(self.kinds))
+        if self.owners:
+            parts.append("agent " + " or ".join(self.owners))
+        last = f"{self.end - timedelta(days=1):%Y-%m-%d}" if self.end else ""
+        if self.start and self.end:
+            parts.append(f"created {self.start:%Y-%m-%d} to {last}")
+        elif self.start:
+            parts.append(f"created from {self.start:%Y-%m-%d}")
+        elif self.end:
+            parts.append(f"created until {last}")
+        if self.tiers:
+            parts.append("tier " + " or ".join(Tier(t).name for t in sorted(self.tiers, reverse=True)))
+        return ", ".join(parts)
+
+    def mask(self, mem: Memory, land: Landscape) -> np.ndarray:
+        """Rows of ``land`` that pass every filter."""
+        state = land.state
+        keep = np.ones(len(state), dtype=bool)
+        if self.text.strip():
+            keep &= np.isin(state.ids, np.asarray(mem.ids_matching(self.text), dtype=np.int64))
+        if self.kinds:
+            keep &= np.isin(state.kind, list(self.kinds))
+        if self.owners:
+            keep &= np.isin(state.agent_id, list(self.owners))
+        if self.start is not None:
+            keep &= state.created_at >= self.start.timestamp()
+        if self.end is not None:
+            keep &= state.created_at < self.end.timestamp()
+        if self.tiers:
+            keep &= np.isin(land.scored.tier, list(self.tiers))
+        return keep
+
+
+@dataclass(frozen=True)
 class ViewRequest:
     params: Params
     now: datetime | None = None
     query: str | None = None
     exclude: tuple[str, ...] = ()
     agent_id: str | None = None
+    moment: Moment | None = None  # the store as it was then (a replay, or the time slider); None = as it is
+    scene_filter: SceneFilter = SceneFilter()
+    reference: Params | None = None  # the settings the change list compares with
+    budget_tokens: int | None = None  # a replayed search's budget: the result panel shows what fitted
+
+    @property
+    def replaying(self) -> int | None:
+        """The audit event being replayed, if any."""
+        return self.moment.before_event if self.moment is not None else None
 
     @property
     def has_query(self) -> bool:
@@ -49,6 +115,12 @@ class ViewRequest:
     def scoring_params(self) -> Params:
         """Without a query there is no S: the view shows recency alone (L = D)."""
         return self.params if self.has_query else self.params.with_(alpha=0.0)
+
+    @property
+    def reference_params(self) -> Params | None:
+        if self.reference is None:
+            return None
+        return self.reference if self.has_query else self.reference.with_(alpha=0.0)
 
 
 @dataclass
@@ -64,6 +136,10 @@ class View:
     tokens: int = 0
     conflict_pairs: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64))  # rows of open conflicts
     recent: dict[int, RecentUse] = field(default_factory=dict)  # drawn row -> its latest use within RECENT_WINDOW
+    marked: dict[int, Tier] = field(default_factory=dict)  # drawn row -> the tier the replayed search returned it at
+    changes: TierChanges | None = None  # against the request's reference settings
+    changed: dict[int, str] = field(default_factory=dict)  # drawn row -> "up", "down", "in" or "out"
+    filtered: int | None = None  # memories passing the scene's filters (None: no filter)
 
     @property
     def total(self) -> int:
@@ -109,6 +185,7 @@ def compute_view(
         params=request.scoring_params,
         now=request.now,
         exclude=list(request.exclude),
+        as_of=request.moment,
     )
     state = land.state
     x, y, placeholder = positions(state.x, state.y, land.vectors)
@@ -121,12 +198,30 @@ def compute_view(
     else:
         rest = _stable_sample(state.ids, max(draw_limit - len(candidates), 0)) & ~land.candidate
         drawn = np.union1d(candidates, np.flatnonzero(rest))
-    view = View(request, land, x, y, placeholder, drawn)
+    filtered = None
+    if request.scene_filter.active:
+        passing = request.scene_filter.mask(mem, land)
+        filtered = int(passing.sum())
+        drawn = drawn[passing[drawn]]
+    view = View(request, land, x, y, placeholder, drawn, filtered=filtered)
+    if request.replaying is not None:
+        view.marked = marked_rows(mem.audit_event(request.replaying), state.ids, drawn)
+    reference = request.reference_params
+    if reference is not None and reference != request.scoring_params:
+        before = mem.landscape(
+            request.query if request.has_query else None, agent_id=request.agent_id, params=reference,
+            now=request.now, exclude=list(request.exclude), as_of=request.moment,
+        )
+        view.changes = tier_changes(state.ids, before.returned_tiers(), land.returned_tiers())
+        if len(view.changes):
+            kinds = dict(zip(view.changes.ids.tolist(), view.changes.kind().tolist()))
+            view.changed = {int(r): kinds[int(i)] for r, i in zip(drawn.tolist(), state.ids[drawn].tolist()) if int(i) in kinds}
     tiers = land.scored.tier[candidates]
     view.counts = {t.name: int((tiers == t).sum()) for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE, Tier.OUT)}
     view.tokens = result_tokens(state, candidates, tiers)
     view.conflict_pairs = conflict_rows(mem, request, state.ids)
-    view.recent = recent_rows(mem, state.ids, drawn, datetime.now(UTC) - recent_window)
+    if request.moment is None:  # "used in the last hour" is about the present, not a past moment
+        view.recent = recent_rows(mem, state.ids, drawn, datetime.now(UTC) - recent_window)
     if land.query_vector is not None and len(candidates):
         s = land.scored.similarity
         nearest = np.argsort(-s)[:QUERY_NEIGHBOURS]
@@ -136,6 +231,20 @@ def compute_view(
             float(np.average(y[nearest], weights=weights)),
         )
     return view
+
+
+def marked_rows(event, ids: np.ndarray, drawn: np.ndarray) -> dict[int, Tier]:
+    """Drawn rows the replayed search returned, with the tier its audit line recorded.
+
+    An audit line from before searches recorded their answer names only the
+    memories it touched (FULL or SUMMARY): those are marked, as SUMMARY.
+    """
+    recorded = returned_tiers(event)
+    if recorded is None:
+        recorded = {int(i): Tier.SUMMARY for i in event.details.get("touched", [])}
+    if not recorded or not len(drawn):
+        return {}
+    return {int(r): recorded[int(i)] for r, i in zip(drawn.tolist(), ids[drawn].tolist()) if int(i) in recorded}
 
 
 def recent_rows(mem: Memory, ids: np.ndarray, drawn: np.ndarray, since: datetime) -> dict[int, RecentUse]:
@@ -170,3 +279,42 @@ def query_lines(view: View) -> np.ndarray:
     land = view.land
     full = np.flatnonzero(land.candidate & (land.scored.tier == Tier.FULL))
     return full[np.argsort(-land.scored.score[full])][:MAX_QUERY_LINES]
+
+
+def replay_state(mem: Memory, event_id: int) -> dict:
+    """What the page keeps of a replayed search (the ``AS_OF`` store): the event, and its own question and settings.
+
+    Raises ``InvalidInput`` for an event that is not a search.
+    """
+    from lodviz.errors import InvalidInput
+    from lodviz.history import USING
+
+    event = mem.audit_event(event_id)
+    if event.action not in USING:
+        raise InvalidInput(f"audit event #{event_id} is a {event.action}, not a search; only searches can be replayed.")
+    d = event.details
+    params = Params.from_dict(d["params"]) if d.get("params") else mem.profile(event.agent_id)
+    return {
+        "event": int(event.id or 0),
+        "now": d.get("now") or (event.at.isoformat() if event.at else None),
+        "budget": d.get("budget_tokens"),
+        "params": params.to_dict(),
+        "query": event.query if event.action == "search" else "",
+        "exclude": ", ".join(t for t in d.get("exclude") or [] if isinstance(t, str)),
+        "agent": event.agent_id,
+        "action": event.action,
+        "actor": event.actor,
+        "at": event.at.isoformat() if event.at else None,
+        "recorded": d.get("counts") or {},
+        "budgeted": d.get("budget_tokens") is not None,
+    }
+
+
+def day_number(when: datetime) -> int:
+    """Days since 1970-01-01 (UTC): the time slider's unit."""
+    return int(when.timestamp() // 86_400)
+
+
+def end_of_day(day: int) -> datetime:
+    """The last second of a slider day: "what did the agent know on 3 March" includes all of 3 March."""
+    return datetime.fromtimestamp((day + 1) * 86_400 - 1, tz=UTC)

@@ -30,8 +30,14 @@ def controls(params: Params = Params()) -> tuple:
     return (params.alpha, math.log10(params.lam), [params.theta3, params.theta2, params.theta1], math.log10(params.k))
 
 
-def render(ctx, applied=None, agent=ALL_AGENTS, params: Params = Params(), triggered=None, color="tier", terrain=None):
-    return scoring.render(ctx, applied, agent, *controls(params), None, color, terrain, triggered)
+def render_all(ctx, applied=None, agent=ALL_AGENTS, params: Params = Params(), triggered=None, color="tier", terrain=None, **kw):
+    """(figure, counts, note, legend, change counts, change lists)."""
+    return scoring.render(ctx, applied, agent, *controls(params), None, color, terrain, triggered, **kw)
+
+
+def render(ctx, applied=None, agent=ALL_AGENTS, params: Params = Params(), triggered=None, color="tier", terrain=None, **kw):
+    """(figure, counts, note, legend)."""
+    return render_all(ctx, applied, agent, params, triggered, color, terrain, **kw)[:4]
 
 
 def text_of(component) -> str:
@@ -92,7 +98,7 @@ def test_an_agent_sees_only_its_own_and_shared_memories(ctx, app_mem):
 
 
 def test_bad_thresholds_show_a_message_not_a_traceback(ctx):
-    figure, _, note, _ = scoring.render(ctx, QUERY, ALL_AGENTS, 0.5, -1.5, [0.3, 0.3, 0.3], 3, None, "tier", None, {"thresholds"})
+    figure, _, note, *_ = scoring.render(ctx, QUERY, ALL_AGENTS, 0.5, -1.5, [0.3, 0.3, 0.3], 3, None, "tier", None, {"thresholds"})
     assert "theta1 > theta2 > theta3" in text_of(note)
 
 
@@ -352,3 +358,143 @@ def _walk(node):
             yield from _walk(child)
     elif children is not None and not isinstance(children, (str, int, float)):
         yield from _walk(children)
+
+
+# -- the store as it was, what changed, filters, where memories came from -------------------------------
+
+
+def test_a_replay_from_the_audit_tab_puts_the_search_on_the_controls(ctx, app_mem):
+    from lodviz.app.callbacks import history
+
+    params = Params(alpha=0.55, lam=0.0231, k=40)
+    app_mem.search(QUERY["query"], agent_id="legal-review", params=params, actor="legal-review")
+    event = app_mem.audit(actions=["search"], limit=1)[0].id
+    row = next(r for r in audit.rows(ctx, None, None, None, None) if r["id"] == event)
+    assert row["replay"] == "▶ replay"
+
+    as_of, tab, query, _exclude, applied, agent, alpha, lam_log, thresholds, k_log, selected, reference = history.start_replay(ctx, event)
+
+    assert (as_of["event"], tab, query, applied["query"], agent) == (event, "landscape", QUERY["query"], QUERY["query"], "legal-review")
+    assert alpha == 0.55 and reference["params"] == params.to_dict()
+    # The sliders round λ; while they sit there the view scores with the search's exact settings.
+    request = scoring.view_request(ctx, applied, agent, scoring.params_from_controls(alpha, lam_log, thresholds, k_log), None, as_of)
+    assert request.params == params and request.replaying == event
+
+
+def test_a_replayed_view_marks_what_the_search_returned_at_the_tiers_it_recorded(ctx, app_mem):
+    from lodviz.app.callbacks import history
+
+    result = app_mem.search(QUERY["query"], agent_id="legal-review", actor="legal-review")
+    event = app_mem.audit(actions=["search"], limit=1)[0].id
+    for _ in range(3):  # later searches change the usage the replay must undo
+        app_mem.search(QUERY["query"], agent_id="legal-review", actor="legal-review")
+    as_of, _, _, _, applied, agent, *sliders, _, reference = history.start_replay(ctx, event)
+
+    figure, _, note, legend, *_ = render_all(ctx, applied, agent, Params.from_dict(as_of["params"]), as_of=as_of, reference=reference)
+
+    marks = figure.data[TRACE["returned"]]
+    assert marks.name == "returned then"
+    assert dict(zip(marks.customdata, [t.split("returned as ")[1].split(" ")[0] for t in marks.hovertext])) == {
+        item.id: item.tier.name for item in result.items
+    }
+    assert f"returned by search #{event}" in text_of(legend)
+    banner = text_of(history.replay_banner(ctx, as_of))
+    assert "the same" in banner and "✓" in banner
+
+
+def test_replaying_records_no_new_search(ctx, app_mem):
+    from lodviz.app.callbacks import history
+
+    app_mem.search(QUERY["query"], agent_id="legal-review")
+    event = app_mem.audit(actions=["search"], limit=1)[0].id
+    as_of, _, _, _, applied, agent, *_ = history.start_replay(ctx, event)
+    before = app_mem.last_event_id()
+    render(ctx, applied, agent, Params(), as_of=as_of)
+    assert app_mem.last_event_id() == before
+
+
+def test_the_change_list_after_an_alpha_move_is_the_library_comparison(ctx, app_mem):
+    start = Params()
+    moved = start.with_(alpha=0.2)
+    reference = {"label": "the pinned settings", "params": start.to_dict()}
+    patch, _, _, _, counts, lists = render_all(ctx, QUERY, ALL_AGENTS, moved, triggered={"alpha"}, reference=reference)
+
+    expected = app_mem.compare(start, moved, QUERY["query"], now=app_mem.now())
+    assert len(expected) > 0
+    shown = text_of(counts)
+    for kind, n in expected.counts.items():
+        assert f"{n} {'▲ up' if kind == 'up' else '▼ down' if kind == 'down' else '+ in' if kind == 'in' else '− out'}" in shown
+    listed = text_of(lists)
+    for memory_id in expected.ids.tolist():
+        assert f"#{memory_id}" in listed
+    assert isinstance(patch, Patch)  # the marks follow the slider by patch
+
+
+def test_without_a_move_nothing_changed(ctx):
+    reference = {"label": "the pinned settings", "params": Params().to_dict()}
+    *_, counts, lists = render_all(ctx, QUERY, reference=reference)
+    assert "0 memories changed tier" in text_of(counts)
+
+
+def test_an_agents_saved_profile_is_a_reference(ctx, app_mem):
+    reference = scoring.pick_reference(ctx, "reference-pick", "profile:exec-digest", Params())
+    assert reference["params"] == app_mem.profile("exec-digest").to_dict()
+    assert "exec-digest's saved profile" in reference["label"]
+
+
+def test_filters_hide_points_but_keep_the_whole_answer_s_counts(ctx, app_mem):
+    unfiltered, counts_all, _, _ = render(ctx, QUERY)
+    legal = scoring.scene_filter(None, None, ["legal-review"], None, None, None)
+    figure, counts, note, _ = render(ctx, QUERY, filters=legal)
+    state = app_mem.columns()
+    assert set(ids_in(figure).tolist()) == set(state.ids[state.agent_id == "legal-review"].tolist())
+    assert text_of(counts) == text_of(counts_all)
+    assert "Filtered to agent legal-review" in text_of(note)
+
+
+def test_a_text_kind_date_and_tier_filter_each_narrow_the_scene(ctx, app_mem):
+    records = {r.id: r for r in app_mem.export_records()}
+    figure, *_ = render(ctx, filters=scoring.scene_filter("liability", None, None, None, None, None))
+    assert set(ids_in(figure).tolist()) == {i for i, r in records.items() if "liability" in r.text.lower()}
+    kind = next(iter(records.values())).kind
+    figure, *_ = render(ctx, filters=scoring.scene_filter(None, [kind], None, None, None, None))
+    assert {records[i].kind for i in ids_in(figure).tolist()} == {kind}
+    figure, *_ = render(ctx, filters=scoring.scene_filter(None, None, None, "2026-01-01", "2026-06-30", None))
+    assert all("2026-01-01" <= records[i].created_at.date().isoformat() <= "2026-06-30" for i in ids_in(figure).tolist())
+    whole = compute_view(app_mem, ViewRequest(params=Params(), query=QUERY["query"]))
+    top = Tier(int(whole.land.scored.tier.max()))
+    view = compute_view(app_mem, ViewRequest(params=Params(), query=QUERY["query"],
+                                             scene_filter=scoring.scene_filter(None, None, None, None, None, [top.name])))
+    assert set(view.land.scored.tier[view.drawn].tolist()) == {int(top)}
+    assert 0 < len(view.drawn) < len(whole.drawn)
+
+
+def test_the_time_slider_shows_only_what_existed_on_that_day(ctx, app_mem):
+    day = "2026-03-03T23:59:59+00:00"
+    figure, _, note, _ = render(ctx, as_of={"at": day})
+    created = {r.id: r.created_at for r in app_mem.export_records()}
+    drawn = ids_in(figure).tolist()
+    assert drawn and all(created[i].isoformat() <= day for i in drawn)
+    assert len(drawn) < len(created)
+    assert "as it was on 2026-03-03" in text_of(note)
+
+
+def test_hover_labels_say_where_a_memory_came_from(ctx, app_mem):
+    memory_id = app_mem.add("Ran pytest: 14 passed.", kind="tool_result", source="claude-code:shop/abc123",
+                            metadata={"tool": "Bash", "session": "abc123", "file": "tests/test_cart.py"})
+    (label,) = hover_texts(app_mem.labels([memory_id]), [memory_id])
+    assert "source: claude-code:shop/abc123" in label and "tool: Bash" in label and "session: abc123" in label
+
+
+def test_the_panel_lists_the_memory_s_metadata(ctx, app_mem):
+    memory_id = app_mem.add("Ran pytest: 14 passed.", kind="tool_result", source="claude-code:shop/abc123",
+                            metadata={"tool": "Bash", "session": "abc123", "file": "tests/test_cart.py"})
+    body, _ = selection.show(ctx, memory_id, None, ALL_AGENTS, *controls(), None)
+    shown = text_of(body)
+    assert "claude-code:shop/abc123" in shown and "tool Bash" in shown and "file tests/test_cart.py" in shown
+
+
+def test_the_audit_csv_has_no_replay_column(ctx, app_mem):
+    app_mem.search(QUERY["query"])
+    csv_text = audit.to_csv(audit.rows(ctx, None, None, None, None))
+    assert "replay" not in csv_text.splitlines()[0]

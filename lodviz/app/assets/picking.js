@@ -18,9 +18,9 @@
   "use strict";
 
   // Trace names (lodviz/app/figure.py) whose points a person can hover and open.
-  const PICKABLE = new Set(["memories", "not a candidate", "query camera", "recently used"]);
+  const PICKABLE = new Set(["memories", "not a candidate", "query camera", "recently used", "returned then", "changed tier"]);
   // Traces whose points are memories (customdata holds their ids).
-  const MEMORY_TRACES = new Set(["memories", "not a candidate", "recently used"]);
+  const MEMORY_TRACES = new Set(["memories", "not a candidate", "recently used", "returned then", "changed tier"]);
   const PICK_RADIUS = 16;
   const DRAG_PIXELS = 5;
 

@@ -12,6 +12,7 @@ from dash import Dash, Input, Output, State, dcc
 from lodviz.app import ids
 from lodviz.app.context import AppContext
 from lodviz.audit import summarise
+from lodviz.history import USING
 
 AUDIT_LIMIT = 500
 
@@ -33,6 +34,8 @@ def rows(
             "memory_id": e.memory_id if e.memory_id is not None else "",
             "query": e.query or "",
             "summary": summarise(e),
+            # Searches open in the landscape as they were (callbacks/history.py).
+            "replay": "▶ replay" if e.action in USING else "",
             "_count": int(e.details.get("count", 0) or 0) if e.action == "write" else 0,
         }
         for e in events
@@ -63,7 +66,7 @@ def _group_imports(table: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def to_csv(table: list[dict[str, Any]]) -> str:
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=["id", "at", "action", "actor", "agent_id", "memory_id", "query", "summary"])
+    writer = csv.DictWriter(out, fieldnames=["id", "at", "action", "actor", "agent_id", "memory_id", "query", "summary"], extrasaction="ignore")
     writer.writeheader()
     writer.writerows(table)
     return out.getvalue()

@@ -1,24 +1,31 @@
 """Rescoring the scene: every control move recomputes the whole store and repaints.
 
-A move of α, λ, the thresholds, "now", the colour mode or the terrain toggle
-sends a ``Patch`` (heights, colours, terrain, the camera's lines); a new query,
-agent, k or a change to the store sends a new figure.
+A move of α, λ, the thresholds, "now", the colour mode, the terrain toggle or
+the reference settings sends a ``Patch`` (heights, colours, terrain, the
+camera's lines, the changed-tier marks); a new query, agent, k, moment, filter
+or a change to the store sends a new figure. The same pass lists what changed
+tier against the reference settings, so the list and the marks always agree.
 """
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from dash import Dash, Input, Output, html, no_update
+from dash import Dash, Input, Output, State, html, no_update
 from dash import ctx as dash_ctx
 
 from lodviz.app import ids
 from lodviz.app.context import AppContext, app_actor
-from lodviz.app.figure import build_figure, colours, patch_figure
-from lodviz.app.page import ALL_AGENTS, parse_date
-from lodviz.app.view import View, ViewRequest, compute_view
+from lodviz.app.figure import CHANGE_COLOURS, CHANGE_WORDS, build_figure, colours, patch_figure
+from lodviz.app.page import ALL_AGENTS, K_RANGE, LAMBDA_RANGE, _log, parse_date
+from lodviz.app.view import SceneFilter, View, ViewRequest, compute_view
+from lodviz.changes import KINDS
 from lodviz.errors import LodvizError
+from lodviz.history import Moment
+from lodviz.ingest.inputs import parse_time
 from lodviz.params import Params
+from lodviz.scoring import Tier
 
 #: The controls that define a view, in the order the view callbacks take them.
 VIEW_CONTROLS = [
@@ -29,10 +36,33 @@ VIEW_CONTROLS = [
     (ids.THRESHOLDS, "value"),
     (ids.K, "value"),
     (ids.NOW, "date"),
+    (ids.AS_OF, "data"),
+]
+
+#: The scene's filters, in the order the render callback takes them.
+FILTER_CONTROLS = [
+    (ids.FILTER_TEXT, "value"),
+    (ids.FILTER_KIND, "value"),
+    (ids.FILTER_OWNER, "value"),
+    (ids.FILTER_DATES, "start_date"),
+    (ids.FILTER_DATES, "end_date"),
+    (ids.FILTER_TIERS, "value"),
 ]
 
 #: Inputs whose change leaves the drawn points the same, so a Patch suffices.
-PATCHABLE = {ids.ALPHA, ids.LAMBDA, ids.THRESHOLDS, ids.NOW, ids.COLOR_BY, ids.TERRAIN}
+PATCHABLE = {ids.ALPHA, ids.LAMBDA, ids.THRESHOLDS, ids.NOW, ids.COLOR_BY, ids.TERRAIN, ids.REFERENCE}
+#: The most memories the change list names per kind (the counts cover all).
+CHANGE_LIST_LIMIT = 60
+
+
+def slider_values(params: Params) -> tuple[float, float, list[float], float]:
+    """What the sliders show for ``params`` (λ and k on log scales)."""
+    return (
+        params.alpha,
+        _log(params.lam, LAMBDA_RANGE[0]),
+        [params.theta3, params.theta2, params.theta1],
+        _log(params.k, K_RANGE[0]),
+    )
 
 
 def params_from_controls(alpha: float, lam_log: float, thresholds: list[float], k_log: float) -> Params:
@@ -51,14 +81,53 @@ def split_terms(text: str | None) -> tuple[str, ...]:
     return tuple(t.strip() for t in (text or "").split(",") if t.strip())
 
 
-def view_request(app_ctx: AppContext, applied: dict | None, agent: str | None, params: Params, now_date: str | None) -> ViewRequest:
+def moment_of(as_of: dict | None) -> tuple[Moment | None, datetime | None]:
+    """(the moment, its "now") an ``AS_OF`` store names: a replayed search, a day of the time slider, or neither."""
+    if not as_of:
+        return None, None
+    if as_of.get("event") is not None:
+        now = parse_time(as_of.get("now"), "now")
+        return Moment(before_event=int(as_of["event"])), now
+    at = parse_time(as_of.get("at"), "as of")
+    return (Moment(at=at), at) if at is not None else (None, None)
+
+
+def scene_filter(text: str | None, kinds: list[str] | None, owners: list[str] | None, start: str | None, end: str | None,
+                 tiers: list[str] | None) -> SceneFilter:
+    day = timedelta(days=1)
+    return SceneFilter(
+        text=(text or "").strip(),
+        kinds=tuple(kinds or ()),
+        owners=tuple(owners or ()),
+        start=datetime.fromisoformat(start[:10]).replace(tzinfo=UTC) if start else None,
+        end=datetime.fromisoformat(end[:10]).replace(tzinfo=UTC) + day if end else None,
+        tiers=tuple(int(Tier.parse(t)) for t in tiers or ()),
+    )
+
+
+def view_request(
+    app_ctx: AppContext, applied: dict | None, agent: str | None, params: Params, now_date: str | None, as_of: dict | None = None,
+    *, reference: dict | None = None, filters: SceneFilter | None = None,
+) -> ViewRequest:
     applied = applied or {}
+    moment, moment_now = moment_of(as_of)
+    recorded = (as_of or {}).get("params")
+    if recorded:
+        # Sliders hold values to a few decimals; while they sit where the replay put them, the
+        # replay scores with the search's exact settings.
+        exact = Params.from_dict(recorded)
+        if params == params_from_controls(*slider_values(exact)):
+            params = exact
     return ViewRequest(
         params=params,
-        now=parse_date(now_date, app_ctx.mem.now()),
+        now=moment_now or parse_date(now_date, app_ctx.mem.now()),
         query=(applied.get("query") or "").strip() or None,
         exclude=split_terms(applied.get("exclude")),
         agent_id=None if agent in (None, ALL_AGENTS) else agent,
+        moment=moment,
+        scene_filter=filters or SceneFilter(),
+        reference=Params.from_dict(reference["params"]) if reference and reference.get("params") else None,
+        budget_tokens=(as_of or {}).get("budget"),
     )
 
 
@@ -90,6 +159,14 @@ def scene_note(view: View) -> list[Any]:
             f"Drawing {len(view.drawn):,} of {view.total:,} memories: {what}. "
             "Counts, tokens and the terrain cover all of them."
         )
+    if view.filtered is not None:
+        notes.append(
+            f"Filtered to {req.scene_filter.describe()}: {view.filtered:,} of {view.total:,} memories match"
+            f"{f', {len(view.drawn):,} drawn' if len(view.drawn) < view.filtered else ''}. "
+            "Tiers, counts and tokens are the unfiltered answer's."
+        )
+    if req.moment is not None and req.moment.at is not None:
+        notes.append(f"The store as it was on {req.moment.at:%Y-%m-%d %H:%M} UTC: {view.total:,} memories existed, with the usage and floors of then.")
     waiting = int(view.placeholder.sum())
     if waiting:
         notes.append(f"{waiting:,} new memories sit at placeholder positions until the map places them.")
@@ -99,11 +176,79 @@ def scene_note(view: View) -> list[Any]:
 def legend_children(view: View, mode: str) -> list[Any]:
     entries = colours(view, mode, view.drawn[:0])["legend"]
     out: list[Any] = [html.Span([html.I(style={"background": colour}), label], className="legend-entry") for label, colour in entries]
+    if view.marked:
+        out.append(html.Span([html.I(className="mark returned"), f"{len(view.marked):,} returned by search #{view.request.replaying}"],
+                             className="legend-entry", id="legend-returned"))
+    if view.changed:
+        out.append(html.Span([html.I(className="mark changed"), f"{len(view.changed):,} changed tier"], className="legend-entry", id="legend-changed"))
     if view.recent:
         who = sorted({use.who for use in view.recent.values()})
         label = f"{len(view.recent):,} used in the last hour by {', '.join(who[:3])}" + (f" and {len(who) - 3} more" if len(who) > 3 else "")
         out.append(html.Span([html.I(className="ring"), label], className="legend-entry recent", id="legend-recent"))
     return out
+
+
+def reference_label(reference: dict | None) -> str:
+    if not reference or not reference.get("params"):
+        return "no reference"
+    p = Params.from_dict(reference["params"])
+    return f"{reference.get('label', 'reference')}: α {p.alpha:.2f}, λ {p.lam:.3g}, θ {p.theta1:.2f}/{p.theta2:.2f}/{p.theta3:.2f}, k {p.k}"
+
+
+def changes_children(app_ctx: AppContext, view: View, reference: dict | None) -> tuple[list[Any], list[Any]]:
+    """(the counts line, the lists) of memories whose returned tier differs from the reference settings'."""
+    changes = view.changes
+    against = html.Div(f"Against {reference_label(reference)}", className="hint change-ref")
+    if view.request.reference is None:
+        return [html.Span("Pin settings to compare with.", className="hint")], []
+    if changes is None or not len(changes):
+        return [html.Span([html.B("0"), " memories changed tier"], className="change-none")], [against]
+    c = changes.counts
+    counts = [
+        html.Span([html.B(f"{c['up']:,}"), " ▲ up"], className="change-count up", id="change-up"),
+        html.Span([html.B(f"{c['down']:,}"), " ▼ down"], className="change-count down", id="change-down"),
+        html.Span([html.B(f"{c['in']:,}"), " + in"], className="change-count in", id="change-in"),
+        html.Span([html.B(f"{c['out']:,}"), " − out"], className="change-count out", id="change-out"),
+    ]
+    shown = {kind: changes.of(kind)[:CHANGE_LIST_LIMIT].tolist() for kind in KINDS}
+    headlines = app_ctx.mem.headlines([i for ids_ in shown.values() for i in ids_])
+    before = dict(zip(changes.ids.tolist(), changes.before.tolist()))
+    after = dict(zip(changes.ids.tolist(), changes.after.tolist()))
+    lists: list[Any] = [against]
+    for kind in KINDS:
+        if not shown[kind]:
+            continue
+        rows = [
+            html.Div(
+                [
+                    html.Button(f"#{i}", id={"type": ids.CHANGE_PICK, "id": int(i)}, className="btn small result-id", n_clicks=0,
+                                title="Open it in the panel and the scene"),
+                    html.Span(f"{Tier(before[i]).name} → {Tier(after[i]).name}", className="change-tiers"),
+                    html.Span(headlines.get(i, ""), className="change-headline"),
+                ],
+                className=f"change-item {kind}",
+                id=f"change-item-{i}",
+            )
+            for i in shown[kind]
+        ]
+        more = c[kind] - len(shown[kind])
+        if more > 0:
+            rows.append(html.Div(f"and {more:,} more", className="hint"))
+        lists.append(
+            html.Details(
+                [html.Summary([html.I(className="swatch", style={"background": CHANGE_COLOURS[kind]}), f" {CHANGE_WORDS[kind]}: {c[kind]:,}"]), *rows],
+                open=True, className=f"change-group {kind}", id=f"change-group-{kind}",
+            )
+        )
+    return counts, lists
+
+
+def pick_reference(app_ctx: AppContext, trigger: str | None, picked: str | None, current: Params) -> dict:
+    """The settings to compare with: the sliders as they are now (pinned), or an agent's saved profile."""
+    if trigger == ids.REFERENCE_PICK and picked and picked.startswith("profile:"):
+        agent = picked.removeprefix("profile:")
+        return {"label": f"{agent}'s saved profile", "params": app_ctx.mem.profile(agent).to_dict()}
+    return {"label": "the pinned settings", "params": current.to_dict()}
 
 
 def apply_query(triggered: set[str], query: str | None, exclude: str | None) -> Any:
@@ -132,24 +277,29 @@ def render(
     color: str,
     terrain: list[str] | None,
     triggered: set[str] | None = None,
-) -> tuple[Any, Any, Any, Any]:
-    """(figure or Patch, counts, note, legend) for the current controls."""
+    as_of: dict | None = None,
+    reference: dict | None = None,
+    filters: SceneFilter | None = None,
+) -> tuple[Any, ...]:
+    """(figure or Patch, counts, note, legend, change counts, change lists) for the current controls."""
     try:
         params = params_from_controls(alpha, lam_log, thresholds, k_log)
-        request = view_request(app_ctx, applied, agent, params, now_date)
+        request = view_request(app_ctx, applied, agent, params, now_date, as_of, reference=reference, filters=filters)
         view = compute_view(app_ctx.mem, request, app_ctx.draw_limit)
     except LodvizError as exc:
-        return no_update, no_update, html.Div(str(exc), className="error"), no_update
-    if request.has_query and not app_ctx.read_only and (not triggered or triggered & {ids.APPLIED, ids.AGENT}):
-        # A query the person asked (not a redraw): on record, as every search is.
+        return no_update, no_update, html.Div(str(exc), className="error"), no_update, no_update, no_update
+    if (request.has_query and not app_ctx.read_only and request.moment is None
+            and (not triggered or triggered & {ids.APPLIED, ids.AGENT})):
+        # A query the person asked (not a redraw, not a look at the past): on record, as every search is.
         app_ctx.mem.record_view(view.land, agent_id=request.agent_id, actor=app_actor())
     show_terrain = bool(terrain)
     if triggered and triggered <= PATCHABLE:
         figure = patch_figure(view, color_mode=color, show_terrain=show_terrain)
     else:
-        headlines = app_ctx.mem.headlines(view.land.state.ids[view.drawn].tolist())
-        figure = build_figure(view, headlines, color_mode=color, show_terrain=show_terrain)
-    return figure, counts_children(view), scene_note(view), legend_children(view, color)
+        labels = app_ctx.mem.labels(view.land.state.ids[view.drawn].tolist())
+        figure = build_figure(view, labels, color_mode=color, show_terrain=show_terrain)
+    change_counts, change_lists = changes_children(app_ctx, view, reference)
+    return figure, counts_children(view), scene_note(view), legend_children(view, color), change_counts, change_lists
 
 
 def register(app: Dash, app_ctx: AppContext) -> None:
@@ -158,14 +308,49 @@ def register(app: Dash, app_ctx: AppContext) -> None:
         Output(ids.COUNTS, "children"),
         Output(ids.SCENE_NOTE, "children"),
         Output(ids.LEGEND_COLOURS, "children"),
+        Output(ids.CHANGE_COUNTS, "children"),
+        Output(ids.CHANGES, "children"),
         *[Input(component, prop) for component, prop in VIEW_CONTROLS],
         Input(ids.COLOR_BY, "value"),
         Input(ids.TERRAIN, "value"),
         Input(ids.DATA_VERSION, "data"),
+        Input(ids.REFERENCE, "data"),
+        *[Input(component, prop) for component, prop in FILTER_CONTROLS],
     )
-    def _render(applied, agent, alpha, lam_log, thresholds, k_log, now_date, color, terrain, _version):
+    def _render(applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of, color, terrain, _version, reference, *filter_values):
         triggered = {t["prop_id"].split(".")[0] for t in dash_ctx.triggered} if dash_ctx.triggered_id else None
-        return render(app_ctx, applied, agent, alpha, lam_log, thresholds, k_log, now_date, color, terrain, triggered)
+        try:
+            filters = scene_filter(*filter_values)
+        except ValueError:
+            filters = SceneFilter()
+        return render(app_ctx, applied, agent, alpha, lam_log, thresholds, k_log, now_date, color, terrain, triggered,
+                      as_of=as_of, reference=reference, filters=filters)
+
+    @app.callback(
+        Output(ids.REFERENCE, "data"),
+        Input(ids.PIN_REFERENCE, "n_clicks"),
+        Input(ids.REFERENCE_PICK, "value"),
+        State(ids.ALPHA, "value"),
+        State(ids.LAMBDA, "value"),
+        State(ids.THRESHOLDS, "value"),
+        State(ids.K, "value"),
+        prevent_initial_call=True,
+    )
+    def _reference(_pin, picked, alpha, lam_log, thresholds, k_log):
+        return pick_reference(app_ctx, dash_ctx.triggered_id, picked, params_from_controls(alpha, lam_log, thresholds, k_log))
+
+    @app.callback(
+        Output(ids.FILTER_TEXT, "value"),
+        Output(ids.FILTER_KIND, "value"),
+        Output(ids.FILTER_OWNER, "value"),
+        Output(ids.FILTER_DATES, "start_date"),
+        Output(ids.FILTER_DATES, "end_date"),
+        Output(ids.FILTER_TIERS, "value"),
+        Input(ids.FILTER_CLEAR, "n_clicks"),
+        prevent_initial_call=True,
+    )
+    def _clear_filters(_n):
+        return "", [], [], None, None, []
 
     @app.callback(
         Output(ids.APPLIED, "data"),

@@ -7,8 +7,11 @@ functions a search uses. Memory text goes into plain text nodes, never HTML.
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from typing import Any
 
+import numpy as np
 from dash import ALL, Dash, Input, Output, State, html, no_update
 from dash import ctx as dash_ctx
 
@@ -20,9 +23,10 @@ from lodviz.app.figure import TIER_COLOURS
 from lodviz.app.page import ALL_AGENTS, tier_badge
 from lodviz.app.view import ViewRequest
 from lodviz.errors import LodvizError, MemoryNotFound
-from lodviz.records import Conflict, MemoryRecord
+from lodviz.records import Conflict, Label, MemoryRecord
 from lodviz.result import line
 from lodviz.scoring import Placement, Tier
+from lodviz.times import from_seconds
 from lodviz.tokens import count
 
 
@@ -59,6 +63,19 @@ def why_bar(placement: Placement) -> html.Div:
 
 def _meta(label: str, value: Any) -> html.Div:
     return html.Div([html.Span(label, className="meta-label"), html.Span(str(value), className="meta-value")], className="meta")
+
+
+def metadata_rows(metadata: dict[str, Any], limit: int = 10) -> list[tuple[str, str]]:
+    """The memory's metadata as the panel lists it: where it came from first (session, tool, file...), then the rest."""
+    keys = [k for k in Label.SHOWN if k in metadata] + sorted(k for k in metadata if k not in Label.SHOWN)
+    out = []
+    for key in keys[:limit]:
+        value = metadata[key]
+        if value in (None, "", [], {}):
+            continue
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        out.append((key, text if len(text) <= 120 else text[:117] + "…"))
+    return out
 
 
 def conflict_block(record: MemoryRecord, conflicts: list[Conflict], headlines: dict[int, str]) -> list[Any]:
@@ -127,8 +144,10 @@ def panel(
                 _meta("retrieved", f"{record.retrieval_count}×"),
                 _meta("tier floor", floor_label(Tier(record.floor))),
                 _meta("source", record.source or "—"),
+                *[_meta(key, value) for key, value in metadata_rows(record.metadata)],
             ],
             className="meta-grid",
+            id=ids.PANEL_META,
         ),
         html.Div("Summary", className="section-title"),
         html.P(record.summary, className="summary-text"),
@@ -146,13 +165,20 @@ def result_view(app_ctx: AppContext, request: ViewRequest) -> list[Any]:
     """
     result = app_ctx.mem.search(
         request.query or "", agent_id=request.agent_id, params=request.scoring_params, now=request.now,
-        exclude=list(request.exclude), touch=False, record=False,
+        exclude=list(request.exclude), touch=False, record=False, as_of=request.moment,
+        budget_tokens=request.budget_tokens,
     )
     text = result.render()
     tokens = count(app_ctx.mem.token_counter, text)
     who = request.agent_id or "an agent with every memory (auditor view)"
+    if request.replaying is not None:
+        title = f"What {who} received (search #{request.replaying}, rebuilt)"
+    elif request.moment is not None and request.moment.at is not None:
+        title = f"What {who} would have received on {request.moment.at:%Y-%m-%d}"
+    else:
+        title = f"What {who} receives"
     out: list[Any] = [
-        html.Div(f"What {who} receives", className="section-title result-title"),
+        html.Div(title, className="section-title result-title"),
         html.Div(
             [html.B(f"{tokens:,}", id=ids.RESULT_TOKENS), f" tokens ({app_ctx.mem.token_counter.name}) · ",
              f"{len(result.items):,} memories: " + ", ".join(f"{n} {t.lower()}" for t, n in result.counts.items())],
@@ -182,23 +208,33 @@ def result_view(app_ctx: AppContext, request: ViewRequest) -> list[Any]:
     return out
 
 
-def show(app_ctx: AppContext, memory_id: int | None, applied, agent, alpha, lam_log, thresholds, k_log, now_date) -> tuple[Any, dict]:
+def show(app_ctx: AppContext, memory_id: int | None, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of=None) -> tuple[Any, dict]:
     hidden = {"display": "none"}
     if memory_id is None:
         if (applied or {}).get("query", "").strip():
             try:
-                request = view_request(app_ctx, applied, agent, params_from_controls(alpha, lam_log, thresholds, k_log), now_date)
+                request = view_request(app_ctx, applied, agent, params_from_controls(alpha, lam_log, thresholds, k_log), now_date, as_of)
                 return html.Div(result_view(app_ctx, request), className="result-view"), hidden
             except LodvizError as exc:
                 return html.Div(str(exc), className="error"), hidden
         return html.Div("Click a memory in the scene to see why it sits where it sits.", className="empty nothing-open"), hidden
     try:
-        request = view_request(app_ctx, applied, agent, params_from_controls(alpha, lam_log, thresholds, k_log), now_date)
+        request = view_request(app_ctx, applied, agent, params_from_controls(alpha, lam_log, thresholds, k_log), now_date, as_of)
         params = request.scoring_params
         record = app_ctx.mem.get(memory_id, agent_id=request.agent_id)
         placement = app_ctx.mem.explain(
-            memory_id, request.query, agent_id=request.agent_id, params=params, now=request.now, exclude=request.exclude
+            memory_id, request.query, agent_id=request.agent_id, params=params, now=request.now, exclude=request.exclude,
+            as_of=request.moment,
         )
+        if request.moment is not None:  # the panel's usage numbers are those of the moment shown
+            state = app_ctx.mem.landscape(None, agent_id=request.agent_id, params=params, now=request.now, as_of=request.moment).state
+            rows = np.flatnonzero(state.ids == record.id)
+            if not len(rows):
+                return html.Div(f"#{record.id} did not exist yet at the moment shown.", className="empty"), hidden
+            record = replace(
+                record, retrieval_count=int(state.retrieval_count[rows[0]]), floor=int(state.floor[rows[0]]),
+                last_retrieved_at=from_seconds(float(state.last_retrieved_at[rows[0]])),
+            )
         conflicts = app_ctx.mem.conflicts(memory_id, status=None, agent_id=request.agent_id)
         headlines = app_ctx.mem.headlines([c.partner(record.id) for c in conflicts])
     except MemoryNotFound:
@@ -274,12 +310,13 @@ def register(app: Dash, app_ctx: AppContext) -> None:
     @app.callback(
         Output(ids.SELECTED_ID, "data", allow_duplicate=True),
         Input({"type": ids.RESULT_PICK, "id": ALL}, "n_clicks"),
+        Input({"type": ids.CHANGE_PICK, "id": ALL}, "n_clicks"),
         prevent_initial_call=True,
     )
-    def _pick(clicks):
+    def _pick(clicks, change_clicks):
         trigger = dash_ctx.triggered_id
-        if not trigger or not any(clicks or []):
-            return no_update  # the list was (re)drawn, nobody clicked
+        if not trigger or not any(t.get("value") for t in dash_ctx.triggered):
+            return no_update  # a list was (re)drawn, nobody clicked (its buttons start at 0)
         return int(trigger["id"])
 
     @app.callback(
@@ -300,8 +337,8 @@ def register(app: Dash, app_ctx: AppContext) -> None:
         Input(ids.DATA_VERSION, "data"),
         *[Input(component, prop) for component, prop in VIEW_CONTROLS],
     )
-    def _show(memory_id, _version, applied, agent, alpha, lam_log, thresholds, k_log, now_date):
-        return show(app_ctx, memory_id, applied, agent, alpha, lam_log, thresholds, k_log, now_date)
+    def _show(memory_id, _version, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of):
+        return show(app_ctx, memory_id, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of)
 
     @app.callback(
         Output(ids.ACTION_STATUS, "children"),
@@ -318,7 +355,7 @@ def register(app: Dash, app_ctx: AppContext) -> None:
         *[State(component, prop) for component, prop in VIEW_CONTROLS],
         prevent_initial_call=True,
     )
-    def _act(_p, _d, _e, memory_id, reason, version, seen, applied, agent, alpha, lam_log, thresholds, k_log, now_date):
+    def _act(_p, _d, _e, memory_id, reason, version, seen, applied, agent, alpha, lam_log, thresholds, k_log, now_date, _as_of):
         try:
             request = view_request(app_ctx, applied, agent, params_from_controls(alpha, lam_log, thresholds, k_log), now_date)
         except LodvizError:

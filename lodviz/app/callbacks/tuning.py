@@ -11,20 +11,11 @@ from dash import Dash, Input, Output, State, no_update
 from dash import ctx as dash_ctx
 
 from lodviz.app import ids
-from lodviz.app.callbacks.scoring import params_from_controls
+from lodviz.app.callbacks.scoring import params_from_controls, slider_values
 from lodviz.app.context import AppContext, app_actor
-from lodviz.app.page import ALL_AGENTS, K_RANGE, LAMBDA_RANGE, _log
+from lodviz.app.page import ALL_AGENTS
 from lodviz.errors import LodvizError
 from lodviz.params import PRESETS, Params
-
-
-def slider_values(params: Params) -> tuple[float, float, list[float], float]:
-    return (
-        params.alpha,
-        _log(params.lam, LAMBDA_RANGE[0]),
-        [params.theta3, params.theta2, params.theta1],
-        _log(params.k, K_RANGE[0]),
-    )
 
 
 def load(app_ctx: AppContext, trigger: str | None, agent: str | None) -> tuple[float, float, list[float], float]:
@@ -65,9 +56,13 @@ def register(app: Dash, app_ctx: AppContext) -> None:
         Input(ids.PRESET_RESEARCH, "n_clicks"),
         Input(ids.PRESET_DIGEST, "n_clicks"),
         Input(ids.PRESET_LEGAL, "n_clicks"),
+        State(ids.AS_OF, "data"),
         prevent_initial_call=True,
     )
-    def _load(agent, *_clicks):
+    def _load(agent, _research, _digest, _legal, as_of):
+        if dash_ctx.triggered_id == ids.AGENT and (as_of or {}).get("params"):
+            # A replay set the agent: the sliders keep the replayed search's own settings, not the profile.
+            return (*slider_values(Params.from_dict(as_of["params"])), no_update)
         values = load(app_ctx, dash_ctx.triggered_id, agent)
         if dash_ctx.triggered_id == ids.AGENT:
             return (*values, no_update)

@@ -15,7 +15,7 @@ from lodviz.app.callbacks.scoring import VIEW_CONTROLS
 def register(app: Dash, _ctx) -> None:
     app.clientside_callback(
         """
-        function(applied, agent, alpha, lamLog, th, kLog, now, color, terrain, selected) {
+        function(applied, agent, alpha, lamLog, th, kLog, now, asOf, color, terrain, selected) {
             const p = new URLSearchParams();
             if (applied && applied.query) p.set('q', applied.query);
             if (applied && applied.exclude) p.set('x', applied.exclude);
@@ -28,6 +28,8 @@ def register(app: Dash, _ctx) -> None:
             p.set('theta3', t[0].toFixed(2));
             p.set('k', String(Math.round(Math.pow(10, kLog))));
             if (now) p.set('now', now.slice(0, 10));
+            if (asOf && asOf.event != null) p.set('replay', String(asOf.event));
+            else if (asOf && asOf.at) p.set('asof', asOf.at.slice(0, 10));
             if (color && color !== 'tier') p.set('color', color);
             if (terrain && terrain.length) p.set('terrain', '1');
             if (selected !== null && selected !== undefined) p.set('m', String(selected));
