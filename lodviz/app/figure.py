@@ -40,8 +40,7 @@ RECENT_COLOUR = "#ffffff"
 #: A replayed search's answer: what the agent received then.
 RETURNED_COLOUR = "#f472d0"
 #: Tier changes against the reference settings: rising (up, in) and falling (down, out).
-CHANGE_COLOURS = {"up": "#22e1ff", "in": "#22e1ff", "down": "#ff9f43", "out": "#ff9f43"}
-CHANGE_SYMBOLS = {"up": "square-open", "down": "square-open", "in": "cross", "out": "x"}
+CHANGE_COLOURS = {"up": "#22e1ff", "in": "#9dff6b", "down": "#ff9f43", "out": "#ff4d6d"}
 CHANGE_WORDS = {"up": "up", "down": "down", "in": "in (was out)", "out": "out (was returned)"}
 CONFLICT_COLOUR = "#ff5c7a"
 COLOR_MODES = ("tier", "agent", "kind", "age")
@@ -335,7 +334,7 @@ def build_figure(view: View, headlines: Mapping[int, Label | str], *, color_mode
     fig.add_trace(
         go.Scatter3d(
             x=mx, y=my, z=mz, mode="markers",
-            marker={"size": 13, "color": RETURNED_COLOUR, "symbol": "diamond-open", "opacity": 1.0,
+            marker={"size": 10, "color": RETURNED_COLOUR, "symbol": "diamond-open", "opacity": 1.0,
                     "line": {"width": 3, "color": RETURNED_COLOUR}},
             customdata=mids, hovertext=mtext, hovertemplate="%{hovertext}<extra></extra>", name="returned then",
         )
@@ -426,10 +425,10 @@ def _returned(view: View) -> tuple[list[float], list[float], list[float], list[i
 
 
 def _changed(view: View) -> dict[str, Any]:
-    """The changed-tier trace's data: a square (up, down), a cross (in) or an x (out) on each memory that moved."""
+    """The changed-tier trace's data: an open square on each memory that moved, coloured by how (``CHANGE_COLOURS``)."""
     rows = np.asarray(list(view.changed), dtype=np.int64)
     if not len(rows) or view.changes is None:
-        return {"x": [], "y": [], "z": [], "customdata": [], "hovertext": [], "marker": {"size": 11, "color": [], "symbol": []}}
+        return {"x": [], "y": [], "z": [], "customdata": [], "hovertext": [], "marker": {"size": 9, "color": [], "symbol": "square-open"}}
     ids = view.land.state.ids[rows]
     before = dict(zip(view.changes.ids.tolist(), view.changes.before.tolist()))
     kinds = [view.changed[r] for r in rows.tolist()]
@@ -441,7 +440,8 @@ def _changed(view: View) -> dict[str, Any]:
     return {
         "x": view.x[rows].tolist(), "y": view.y[rows].tolist(), "z": np.round(view.z(rows), 4).tolist(),
         "customdata": ids.tolist(), "hovertext": texts,
-        "marker": {"size": 11, "color": [CHANGE_COLOURS[k] for k in kinds], "symbol": [CHANGE_SYMBOLS[k] for k in kinds],
+        # One open square in the change's colour: WebGL draws plotly's other open symbols unevenly.
+        "marker": {"size": 9, "color": [CHANGE_COLOURS[k] for k in kinds], "symbol": "square-open",
                    "opacity": 1.0, "line": {"width": 2, "color": [CHANGE_COLOURS[k] for k in kinds]}},
     }
 

@@ -37,7 +37,8 @@ CONTROLS = [
     "#query", "#exclude", "#search", "#fly", "#clear", "#open-memory", "#agent",
     "#preset-research", "#preset-digest", "#preset-legal", "#save-profile",
     "#alpha [role=slider]", "#lambda [role=slider]", "#thresholds [role=slider]", "#k [role=slider]",
-    "#now", "#color-by", "#terrain", "#refit",
+    "#now", "#reference-pick", "#pin-reference", "#time-slider [role=slider]", "#time-live",
+    "#color-by", "#terrain", "#refit",
 ]
 
 

@@ -118,6 +118,9 @@ def view_request(
         exact = Params.from_dict(recorded)
         if params == params_from_controls(*slider_values(exact)):
             params = exact
+    compared = Params.from_dict(reference["params"]) if reference and reference.get("params") else None
+    if compared is not None and params_from_controls(*slider_values(compared)) == params_from_controls(*slider_values(params)):
+        compared = params  # settings the sliders cannot tell apart are the same settings: nothing changed
     return ViewRequest(
         params=params,
         now=moment_now or parse_date(now_date, app_ctx.mem.now()),
@@ -126,7 +129,7 @@ def view_request(
         agent_id=None if agent in (None, ALL_AGENTS) else agent,
         moment=moment,
         scene_filter=filters or SceneFilter(),
-        reference=Params.from_dict(reference["params"]) if reference and reference.get("params") else None,
+        reference=compared,
         budget_tokens=(as_of or {}).get("budget"),
     )
 
