@@ -330,16 +330,18 @@ def _indent(text: str) -> str:
 @click.option("--exclude", "-x", multiple=True, help="A topic to push away (repeatable).")
 @click.option("--budget", "budget_tokens", type=int, help="Token budget the result must fit.")
 @click.option("--now", help="Score as of this ISO 8601 time.")
+@click.option("--as-of", "as_of", help="Ask the store as it was at this ISO 8601 time (counts nothing, audits nothing).")
 @click.option("--no-touch", is_flag=True, help="Look without counting a retrieval.")
 @click.option("--headlines", default=25, show_default=True, help="Headlines to print.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--text", "as_text", is_flag=True, help="Print exactly the text an agent receives (what --budget counts).")
 @pass_session
-def search(session: CliContext, query: str, agent_id: str | None, preset: str | None, exclude: tuple[str, ...], budget_tokens: int | None, now: str | None, no_touch: bool, headlines: int, as_json: bool, as_text: bool, **values: Any) -> None:
+def search(session: CliContext, query: str, agent_id: str | None, preset: str | None, exclude: tuple[str, ...], budget_tokens: int | None, now: str | None, as_of: str | None, no_touch: bool, headlines: int, as_json: bool, as_text: bool, **values: Any) -> None:
     """Search: the k nearest memories, each at its tier."""
     mem = session.open(must_exist=True)
     params = _params(mem, agent_id, preset, **values)
-    result = mem.search(query, agent_id=agent_id, params=params, exclude=list(exclude), budget_tokens=budget_tokens, now=now, touch=not no_touch)
+    result = mem.search(query, agent_id=agent_id, params=params, exclude=list(exclude), budget_tokens=budget_tokens, now=now,
+                        touch=not no_touch, as_of=as_of)
     if as_json:
         _echo_json(result.to_dict())
     elif as_text:
@@ -754,7 +756,50 @@ def audit(ctx: click.Context, agent_id: str | None, actions: tuple[str, ...], li
             extra = f" {e.details.get('count', 0)} memories"
         elif e.action in ("resolve", "forget", "golden", "tune"):
             extra = " " + summarise(e)
-        click.echo(f"{iso(e.at)}  {e.action:<8} {e.actor:<20} {what}{extra}")
+        click.echo(f"#{e.id:<6} {iso(e.at)}  {e.action:<8} {e.actor:<20} {what}{extra}")
+
+
+@audit.command("replay")
+@click.argument("event_id", type=int)
+@click.option("--json", "as_json", is_flag=True, help="The event, and per memory the tier recorded and the tier rebuilt.")
+@click.option("--text", "as_text", is_flag=True, help="Print the rebuilt answer exactly as the agent read it.")
+@pass_session
+def audit_replay(session: CliContext, event_id: int, as_json: bool, as_text: bool) -> None:
+    """Rebuild a past search on the store as it was just before it, and compare with what it recorded.
+
+    Exits 1 if the answer rebuilt differs from the one the audit log recorded.
+    """
+    replay = session.open(must_exist=True, read_only=True).replay(event_id)
+    e = replay.event
+    if as_json:
+        _echo_json({
+            "event": e.to_dict(), "agrees": replay.agrees, "memories_then": len(replay.landscape.state),
+            "recorded": {str(i): t.name for i, t in (replay.recorded or {}).items()},
+            "replayed": {str(i): t.name for i, t in replay.replayed.items()},
+            "text": replay.result.render() if replay.result is not None else None,
+        })
+    elif as_text and replay.result is not None:
+        click.echo(replay.result.render(), nl=False)
+    else:
+        who = e.actor + (f" for {e.agent_id}" if e.agent_id and e.agent_id != e.actor else "")
+        click.echo(f"Search #{e.id} by {who} at {iso(e.at)}: {e.query or e.action!r}; "
+                   f"the store then held {len(replay.landscape.state):,} memories this agent could see.")
+        counts = {t.name: 0 for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
+        for tier in replay.replayed.values():
+            counts[tier.name] += 1
+        click.echo(f"Rebuilt: {counts['FULL']} full, {counts['SUMMARY']} summaries, {counts['HEADLINE']} headlines.")
+        if replay.agrees is None:
+            click.echo("Its audit line predates recorded answers: nothing to compare with.")
+        elif replay.agrees:
+            click.echo("The same memories at the same tiers as it recorded.")
+        else:
+            frame = replay.frame()
+            differ = frame[frame.recorded != frame.replayed]
+            click.echo(f"{len(differ):,} memories differ from what it recorded:")
+            for row in differ.head(50).to_dict("records"):
+                click.echo(f"  #{row['memory_id']}: recorded {row['recorded'] or 'not returned'}, rebuilt {row['replayed'] or 'not returned'}")
+    if replay.agrees is False:
+        raise SystemExit(1)
 
 
 @audit.command("verify")

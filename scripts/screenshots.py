@@ -2,9 +2,10 @@
 
     python scripts/screenshots.py            # writes docs/screenshots/*.png
 
-The README's two views at 1600x950, the page at 1280x720 and 1920x1080 (the
-latter after an agent's search, so it shows the memories it used), and
-presentation mode.
+The README's views at 1600x950 (the landscape, a query, the result as the
+agent reads it, a replayed past search and the change view after an α move),
+the page at 1280x720 and 1920x1080 (the latter after an agent's search, so it
+shows the memories it used), and presentation mode.
 
 The app runs on a copy of the sample store (so the tracked file never
 changes), in headless Chromium with software WebGL, as a visitor sees it.
@@ -45,7 +46,8 @@ def main() -> None:
             with serving(app) as url, sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
 
-                def shoot(address: str, name: str, wait_for: str, size: tuple[int, int] = (1600, 950), then: str | None = None) -> None:
+                def shoot(address: str, name: str, wait_for: str, size: tuple[int, int] = (1600, 950), then: str | None = None,
+                          keys: tuple[str, str, int] | None = None, scroll_to: str | None = None) -> None:
                     page = browser.new_page(viewport={"width": size[0], "height": size[1]}, device_scale_factor=1)
                     page.goto(address)
                     page.wait_for_selector("#scene .gl-container canvas", timeout=60_000)
@@ -54,6 +56,15 @@ def main() -> None:
                     if then:
                         page.click(then)
                         page.wait_for_timeout(2500)
+                    if keys:  # (control, key, presses): a slider moved from the keyboard
+                        page.focus(keys[0])
+                        for _ in range(keys[2]):
+                            page.keyboard.press(keys[1])
+                        page.wait_for_function("() => document.querySelector('#change-counts').innerText.includes('up')", timeout=60_000)
+                        page.wait_for_timeout(2500)
+                    if scroll_to:
+                        page.eval_on_selector(scroll_to, "e => e.scrollIntoView({block: 'start'})")
+                        page.wait_for_timeout(500)
                     page.screenshot(path=str(OUT / name))
                     page.close()
                     print(f"wrote {OUT / name}")
@@ -70,6 +81,14 @@ def main() -> None:
                 mem.search("what is Korvane Pharma doing that matters for us this week?", agent_id="exec-digest", actor="exec-digest")
                 shoot(url, "layout-1920x1080.png", counted, size=(1920, 1080))
                 shoot(legal, "presenting-1920x1080.png", placed, size=(1920, 1080), then="#present")
+                # A past search replayed: legal-review asks under a budget, then keeps working (usage moves on).
+                mem.search(QUERY, agent_id="legal-review", actor="legal-review", budget_tokens=1500)
+                event = mem.audit(actions=["search"], limit=1)[0].id
+                for later in ("indemnification obligations of the sponsor", "data protection addendum and GDPR transfers"):
+                    mem.search(later, agent_id="legal-review", actor="legal-review")
+                shoot(f"{url}?replay={event}", "replay.png", "() => (document.querySelector('#replay-verdict') || {}).innerText")
+                # What changed: α from legal's 0.50 to 0.30, against the settings the page opened with.
+                shoot(legal, "changes.png", placed, keys=("#alpha [role=slider]", "ArrowLeft", 4), scroll_to=".card:has(#change-counts)")
                 browser.close()
         finally:
             mem.close()

@@ -215,3 +215,29 @@ def test_forget_asks_first_and_erases(runner, store):
     done = run(runner, store, "forget", "1", "--reason", "erasure", "--yes")
     assert done.exit_code == 0 and "Forgot memory 1." in done.output
     assert run(runner, store, "expand", "1").output.startswith("Error: No memory with id 1.")
+
+
+def test_audit_replay_rebuilds_a_past_search_and_says_it_matches(runner, store):
+    first = json.loads(run(runner, store, "search", "hazard ratios", "--json", "--now", NOW).output)
+    event = json.loads(run(runner, store, "audit", "--action", "search", "--limit", "1", "--json").output)[0]["id"]
+    run(runner, store, "search", "hazard ratios", "--now", "2026-06-20T12:00:00Z")  # usage moves on
+    listing = run(runner, store, "audit", "--action", "search").output
+    assert f"#{event} " in listing  # the listing names the ids replay takes
+
+    result = run(runner, store, "audit", "replay", str(event))
+    assert result.exit_code == 0, result.output
+    assert f"Search #{event}" in result.output and "The same memories at the same tiers" in result.output
+    data = json.loads(run(runner, store, "audit", "replay", str(event), "--json").output)
+    assert data["agrees"] is True
+    assert data["replayed"] == {str(item["id"]): item["tier"] for item in first["items"]}
+
+
+def test_audit_replay_of_what_is_not_a_search_is_one_line(runner, store):
+    result = run(runner, store, "audit", "replay", "1")
+    assert result.exit_code == 1
+    assert result.output.strip() == "Error: audit event #1 is a write, not a search; only searches can be replayed."
+
+
+def test_search_as_of_a_past_day_sees_only_what_existed(runner, store):
+    data = json.loads(run(runner, store, "search", "trial results", "--json", "--as-of", "2000-01-01T00:00:00Z").output)
+    assert data["items"] == []
