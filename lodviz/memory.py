@@ -617,7 +617,7 @@ class Memory:
             land = self.landscape(query, agent_id=event.agent_id, params=params, now=when, exclude=exclude,
                                   exclude_weight=weight, as_of=moment)
             result = None
-            if event.action == "search" and event.query and not d.get("looked_only"):
+            if event.action == "search" and event.query and not d.get("view"):
                 result = self._search_in(
                     self._snapshot(moment), event.query.strip(), params, when, event.agent_id, exclude, weight,
                     budget_tokens=d.get("budget_tokens"), touch=False, actor=None, record=False, past=True,
@@ -650,6 +650,7 @@ class Memory:
                     "touched": [],
                     "returned": returned,
                     "looked_only": True,
+                    "view": True,  # the landscape's tiers of the k candidates: a replay compares those, not a search's answer
                     "now": iso(land.now),
                     "exclude": list(land.exclude),
                 },

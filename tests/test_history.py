@@ -176,3 +176,14 @@ def test_a_search_replays_on_postgresql_too(pg_url, embedder):
         replay = mem.replay(event)
         assert replay.replayed == {item.id: item.tier for item in first.items}
         assert replay.agrees is True
+
+
+def test_a_search_that_touched_nothing_replays_to_its_answer_not_the_landscape(mem, aged):
+    other = mem.add("Supplier audit finding: the Hyderabad plant's cleaning validation is overdue.", created_at=days_ago(1))
+    first = mem.search(QUERY, params=RECENCY, now=NOW, budget_tokens=80, touch=False)
+    event = last_search_id(mem)
+    replay = mem.replay(event)
+    assert replay.result is not None  # a search's own answer, under its budget
+    assert replay.replayed == {item.id: item.tier for item in first.items}
+    assert replay.agrees is True
+    assert other in replay.landscape.state.ids.tolist()
