@@ -11,7 +11,8 @@ history, deterministically from the memory's own text, and an optional
 ``Memory.add_many``: the same compression and embedding as any import. Then
 the agents get their deployment's preset profile, the store records its
 reference time, demo queries and golden queries (``golden.jsonl``, checked by
-``check_golden.py``), and the UMAP layout is fitted and stored.
+``check_golden.py``), the UMAP layout is fitted and stored, and each agent
+asks its demo query once (a look on record, which the audit tab replays).
 """
 
 from __future__ import annotations
@@ -119,6 +120,29 @@ def _clear(work: Path) -> None:
             path.unlink()
 
 
+def record_demo_searches(mem: lodviz.Memory) -> None:
+    """Each agent asks its demo query under a budget, at the reference time: searches on record that the
+    audit tab can replay out of the box. Looks (``touch=False``): the usage the sources describe stays as it is."""
+    for demo in DEMO_QUERIES:
+        mem.search(demo["query"], agent_id=demo["agent_id"], actor=demo["agent_id"], budget_tokens=2000, touch=False)
+
+
+def add_demo_searches(out: Path) -> None:
+    """Record the demo searches in an already built store, without re-embedding it."""
+    work = out.with_suffix(".searching.duckdb")
+    _clear(work)
+    work.write_bytes(out.read_bytes())
+    mem = lodviz.open(work, actor="sample-build")
+    try:
+        if not mem.audit(actions=["search"], limit=1):
+            record_demo_searches(mem)
+    finally:
+        mem.close()
+    compact(work, out)
+    work.unlink()
+    print(f"recorded the demo searches in {out} ({out.stat().st_size / 1e6:.1f} MB)")
+
+
 def build(out: Path, *, start: int = 0, stop: int | None = None, layout: bool = True) -> None:
     records = load_sources()[start:stop]
     work = out.with_suffix(".building.duckdb")
@@ -137,6 +161,8 @@ def build(out: Path, *, start: int = 0, stop: int | None = None, layout: bool = 
         if layout:
             fit_layout(mem)
             print(f"layout fitted at {time.perf_counter() - began:.0f}s")
+        if stop is None and start == 0:
+            record_demo_searches(mem)
     finally:
         mem.close()
     compact(work, out)
@@ -161,9 +187,13 @@ def main() -> None:
     parser.add_argument("--slice", default=None, help="START:STOP of the date-sorted sources (for checks)")
     parser.add_argument("--no-layout", action="store_true")
     parser.add_argument("--migrate", action="store_true", help="only apply new schema migrations to --out")
+    parser.add_argument("--demo-searches", action="store_true", help="only record the demo searches in --out")
     args = parser.parse_args()
     if args.migrate:
         migrate(args.out)
+        return
+    if args.demo_searches:
+        add_demo_searches(args.out)
         return
     start, stop = 0, None
     if args.slice:
