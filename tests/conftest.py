@@ -18,6 +18,9 @@ from lodviz.testing import HashEmbedder  # noqa: E402
 HASH_DIMENSION = 384
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+# With alpha = 0 the score is D alone, so ages set the tiers exactly:
+# lambda 0.1 gives D = 1 at 0 days (FULL), 0.61 at 5 (SUMMARY), 0.14 at 20 (HEADLINE), 0.002 at 60 (OUT).
+RECENCY = lodviz.Params(alpha=0.0, lam=0.1, theta1=0.8, theta2=0.5, theta3=0.05, k=100)
 
 
 @pytest.fixture(scope="session")
@@ -83,3 +86,16 @@ def model_mem(store_path: Path, model_embedder: SentenceTransformerEmbedder):
 
 def days_ago(days: float) -> datetime:
     return NOW - timedelta(days=days)
+
+
+@pytest.fixture
+def aged(mem):
+    """Four memories of one topic whose ages alone give them FULL, SUMMARY, HEADLINE and OUT under ``RECENCY``."""
+    ids = {}
+    for name, age in (("full", 0), ("summary", 5), ("headline", 20), ("out", 60)):
+        ids[name] = mem.add(
+            f"The {name} memory: quarterly supplier audit of the Hyderabad API plant, note {name}.",
+            agent_id="ops",
+            created_at=days_ago(age),
+        )
+    return ids

@@ -6,12 +6,10 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lodviz import Params, Tier
+from lodviz import Tier
 from lodviz.changes import tier_changes
 
-from .conftest import NOW, days_ago
-
-RECENCY = Params(alpha=0.0, lam=0.1, theta1=0.8, theta2=0.5, theta3=0.05, k=100)
+from .conftest import NOW, RECENCY, days_ago
 
 tiers = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), max_size=60)
 

@@ -7,27 +7,13 @@ from datetime import timedelta
 import pytest
 
 import lodviz
-from lodviz import Params, Tier
+from lodviz import Tier
 from lodviz.errors import InvalidInput
 from lodviz.history import Moment
 
-from .conftest import NOW, days_ago
+from .conftest import NOW, RECENCY, days_ago
 
-# alpha 0: ages alone set the tiers (lambda 0.1: D = 1 at 0 days, 0.61 at 5, 0.14 at 20, 0.002 at 60).
-RECENCY = Params(alpha=0.0, lam=0.1, theta1=0.8, theta2=0.5, theta3=0.05, k=100)
 QUERY = "supplier audit"
-
-
-@pytest.fixture
-def aged(mem):
-    ids = {}
-    for name, age in (("full", 0), ("summary", 5), ("headline", 20), ("out", 60)):
-        ids[name] = mem.add(
-            f"The {name} memory: quarterly supplier audit of the Hyderabad API plant, note {name}.",
-            agent_id="ops",
-            created_at=days_ago(age),
-        )
-    return ids
 
 
 def last_search_id(mem) -> int:

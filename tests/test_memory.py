@@ -5,27 +5,11 @@ from __future__ import annotations
 import pytest
 
 import lodviz
-from lodviz import Params, Tier
+from lodviz import Tier
 from lodviz.errors import BudgetTooSmall, EmbeddingMismatch, InvalidInput, MemoryNotFound
 from lodviz.tokens import count
 
-from .conftest import NOW, days_ago
-
-# With alpha = 0 the score is D alone, so ages set the tiers exactly:
-# lambda 0.1 gives D = 1 at 0 days (FULL), 0.61 at 5 (SUMMARY), 0.14 at 20 (HEADLINE), 0.002 at 60 (OUT).
-RECENCY = Params(alpha=0.0, lam=0.1, theta1=0.8, theta2=0.5, theta3=0.05, k=100)
-
-
-@pytest.fixture
-def aged(mem):
-    ids = {}
-    for name, age in (("full", 0), ("summary", 5), ("headline", 20), ("out", 60)):
-        ids[name] = mem.add(
-            f"The {name} memory: quarterly supplier audit of the Hyderabad API plant, note {name}.",
-            agent_id="ops",
-            created_at=days_ago(age),
-        )
-    return ids
+from .conftest import NOW, RECENCY, days_ago
 
 
 def test_search_returns_every_item_with_the_fields_spec_lists(mem, aged):
