@@ -148,6 +148,8 @@ class Memory:
         self._line_tokens: dict[tuple[int, int], int] = {}
         # The audit log's history events, oldest first, as of the last event id read.
         self._history: tuple[int, list[AuditEvent]] = (-1, [])
+        # Rebuilt pasts by (moment, last event read, rows): a time-slider drag or a replay's redraws ask again.
+        self._past_cache: LRU[Columns] = LRU(8)
 
     # -- parts ----------------------------------------------------------------
 
@@ -554,7 +556,9 @@ class Memory:
         state, vectors = self._store.snapshot()
         if moment is None:
             return state, vectors
-        return history.rebuild(state, self._history_events(), moment), vectors
+        events = self._history_events()
+        key = (moment, self._history[0], len(state), int(state.forgotten.sum()))  # a forget is not a history event
+        return self._past_cache.get(key, lambda: history.rebuild(state, events, moment)), vectors
 
     def history_span(self) -> tuple[datetime, datetime] | None:
         """The store's timeline: from its oldest memory to its "now" (None for an empty store)."""
