@@ -140,6 +140,11 @@ class View:
     changes: TierChanges | None = None  # against the request's reference settings
     changed: dict[int, str] = field(default_factory=dict)  # drawn row -> "up", "down", "in" or "out"
     filtered: int | None = None  # memories passing the scene's filters (None: no filter)
+    drawable: int | None = None  # rows the draw limit allows, before any filter
+
+    @property
+    def drawn_unfiltered(self) -> int:
+        return self.drawable if self.drawable is not None else len(self.drawn)
 
     @property
     def total(self) -> int:
@@ -147,7 +152,8 @@ class View:
 
     @property
     def sampled(self) -> bool:
-        return len(self.drawn) < self.total
+        """Whether the draw limit (not a filter) left memories out."""
+        return self.drawn_unfiltered < self.total
 
     def z(self, rows: np.ndarray | None = None) -> np.ndarray:
         rows = self.drawn if rows is None else rows
@@ -199,11 +205,12 @@ def compute_view(
         rest = _stable_sample(state.ids, max(draw_limit - len(candidates), 0)) & ~land.candidate
         drawn = np.union1d(candidates, np.flatnonzero(rest))
     filtered = None
+    drawable = len(drawn)
     if request.scene_filter.active:
         passing = request.scene_filter.mask(mem, land)
         filtered = int(passing.sum())
         drawn = drawn[passing[drawn]]
-    view = View(request, land, x, y, placeholder, drawn, filtered=filtered)
+    view = View(request, land, x, y, placeholder, drawn, filtered=filtered, drawable=drawable)
     if request.replaying is not None:
         view.marked = marked_rows(mem.audit_event(request.replaying), state.ids, drawn)
     reference = request.reference_params

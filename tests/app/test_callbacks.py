@@ -498,3 +498,8 @@ def test_the_audit_csv_has_no_replay_column(ctx, app_mem):
     app_mem.search(QUERY["query"])
     csv_text = audit.to_csv(audit.rows(ctx, None, None, None, None))
     assert "replay" not in csv_text.splitlines()[0]
+
+
+def test_a_filter_is_not_called_a_sample(ctx):
+    _, _, note, _ = render(ctx, filters=scoring.scene_filter("liability", None, None, None, None, None))
+    assert "Filtered to text “liability”" in text_of(note) and "fixed sample" not in text_of(note)

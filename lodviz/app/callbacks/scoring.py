@@ -159,7 +159,7 @@ def scene_note(view: View) -> list[Any]:
     if view.sampled:
         what = "every query candidate plus a fixed sample of the rest" if req.has_query else "a fixed sample"
         notes.append(
-            f"Drawing {len(view.drawn):,} of {view.total:,} memories: {what}. "
+            f"Drawing {view.drawn_unfiltered:,} of {view.total:,} memories: {what}. "
             "Counts, tokens and the terrain cover all of them."
         )
     if view.filtered is not None:
