@@ -140,9 +140,8 @@ class Memory:
         self._query_cache: LRU[np.ndarray] = LRU(64)
         self._similarity_cache: LRU[np.ndarray] = LRU(4)
         self._candidate_cache: LRU[_Candidates] = LRU(32)
-        # Per memory id: its BM25 document and the tokens of its rendered line at
-        # each tier, filled as searches need them (texts never change once written).
-        self._documents: dict[int, tuple[Any, int]] = {}
+        # Per memory id and tier: the tokens of its rendered line, filled as
+        # budgeted searches need them (texts never change once written).
         self._line_tokens: dict[tuple[int, int], int] = {}
 
     # -- parts ----------------------------------------------------------------
@@ -611,12 +610,10 @@ class Memory:
     def _lexical(self, query: str, state: Columns, rows: np.ndarray) -> np.ndarray:
         """BM25 evidence (``lodviz.lexical``) of each candidate's summary for ``query``."""
         ids = state.ids[np.asarray(rows, dtype=np.int64)].tolist()
-        missing = [memory_id for memory_id in ids if memory_id not in self._documents]
-        if missing:
-            texts = self._store.contents(missing, [int(Tier.SUMMARY)] * len(missing))
-            for memory_id in missing:
-                self._documents[memory_id] = lex.document(texts[memory_id][0])
-        return lex.scores(query, [self._documents[memory_id] for memory_id in ids])
+        # Summaries come from the store's in-memory copy; ``text_scores`` splits
+        # all of them at once, so nothing per memory is kept between searches.
+        texts = self._store.contents(ids, [int(Tier.SUMMARY)] * len(ids))
+        return lex.text_scores(query, [texts[memory_id][0] for memory_id in ids])
 
     def _similarity_all(self, query: str, qvec: np.ndarray, vectors: np.ndarray) -> np.ndarray:
         """S of every stored memory for ``query``, kept for the last few queries.
@@ -1001,7 +998,6 @@ class Memory:
                 details={"reason": reason, "kind": record.kind},
             ),
         )
-        self._documents.pop(record.id, None)
         for tier in (1, 2, 3):
             self._line_tokens.pop((record.id, tier), None)
         self._candidate_cache.clear()

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +49,7 @@ from lodviz.store.base import (
     imported_history,
     portable_row,
 )
+from lodviz.store.journal import BATCH, Entry, Journal
 from lodviz.times import utc
 
 log = logging.getLogger("lodviz.store")
@@ -321,6 +324,14 @@ def _aware(value: datetime | None) -> datetime | None:
     return None if value is None else value.replace(tzinfo=UTC)
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _epoch_us(value: datetime) -> int:
+    """Microseconds since the epoch, exactly (a float timestamp would round)."""
+    return (utc(value) - _EPOCH) // timedelta(microseconds=1)
+
+
 _STATE_SQL = """
     SELECT m.id, epoch_us(m.created_at) / 1e6 AS created_at,
            epoch_us(u.last_retrieved_at) / 1e6 AS last_retrieved_at,
@@ -475,15 +486,143 @@ class DuckDBStore(Store):
         self._cache: _Cache | None = None
         self._meta: dict[str, str] | None = None
         self._pending_retrievals = 0
+        # Every id that appears in a conflict, sorted; None until read. A search
+        # asks whether any of its 1000 results is in one (~5 ms as a query at
+        # 100k memories); only this connection writes the file, so the answer
+        # is kept and dropped whenever the conflicts table changes.
+        self._in_conflicts: np.ndarray | None = None
+        # Searches' writes go through the journal (``lodviz.store.journal``) in a file store.
+        self._journal: Journal | None = None
         try:
             if read_only:
                 self._check_schema()
+                self._check_journal()
             else:
                 apply_migrations(self._con)
+                self._open_journal()
                 self.fold_retrievals()
         except duckdb.Error as exc:
             self._con.close()
             raise StoreError(f"{self.path} is not a lodviz store: {exc}") from None
+        except BaseException:
+            self._con.close()
+            raise
+
+    # -- the journal of searches' writes ---------------------------------------------
+
+    def _journal_path(self) -> str:
+        return self.path + ".journal"
+
+    def _open_journal(self) -> None:
+        """Apply what a crashed process left in the journal, and journal from now on."""
+        if self.path == ":memory:":
+            return
+        meta = self.meta()
+        store_id = meta.get("store_id")
+        if not store_id:
+            store_id = uuid.uuid4().hex
+            self.set_meta({"store_id": store_id})
+        applied = int(meta.get("journal_applied", "0") or 0)
+        left = Journal.read(self._journal_path(), store_id, applied)
+        self._journal = Journal(self._journal_path(), store_id)
+        self._journal.resume(left, applied)
+        if left:
+            log.info("%s: applying %d journalled writes the last process left", self.path, len(left))
+            self._apply_journal()
+        elif os.path.getsize(self._journal_path()):
+            self._journal.clear()  # applied already; the process died before emptying it
+
+    def _check_journal(self) -> None:
+        """A read-only open cannot apply a journal: refuse rather than show a past the log does not match."""
+        if self.path == ":memory:":
+            return
+        meta = self.meta()
+        left = Journal.read(self._journal_path(), meta.get("store_id", ""), int(meta.get("journal_applied", "0") or 0))
+        if left:
+            raise StoreError(
+                f"{self.path} has {len(left)} journalled writes the last process did not apply "
+                "(it did not close the store); open it once without read-only to apply them."
+            )
+
+    def _journal_write(self, ids: list[int], now: datetime | None, audit: AuditEvent | None) -> bool:
+        """Journal a search's writes if this store journals and no transaction is open; False otherwise."""
+        if self._journal is None or self._depth:
+            return False
+        row: dict[str, Any] = {}
+        if audit is not None:
+            audit.details.setdefault("face", current_face())
+            row = {
+                "occurred_us": _epoch_us(audit.at or _utcnow()),
+                "action": audit.action,
+                "actor": audit.actor,
+                "agent_id": audit.agent_id,
+                "memory_id": audit.memory_id,
+                "query": audit.query,
+                "details": dumps(audit.details),
+            }
+        self._journal.append(ids, _epoch_us(now) if ids and now is not None else None, row)
+        return True
+
+    def _settle(self) -> None:
+        """Bring the tables up to date with the journal (before a write or a read of audit or usage)."""
+        if self._journal is not None and self._journal.pending and not self._depth:
+            self._apply_journal()
+
+    def _apply_journal(self) -> None:
+        """Write the journal's pending entries to the tables in one transaction, then empty it."""
+        with self._lock:
+            journal = self._journal
+            if journal is None or not journal.pending:
+                return
+            entries: list[Entry] = list(journal.pending)
+            ids = [i for e in entries for i in e.ids]
+            audits = [e.audit for e in entries if e.audit]
+            self._run("BEGIN TRANSACTION")
+            try:
+                if ids:
+                    # Explicit sequence numbers, in journal order: of a memory's
+                    # retrievals, the last one logged sets last_retrieved_at.
+                    top = int(self._run("SELECT max(nextval('retrieval_order')) FROM range(?)", [len(ids)])[0][0])
+                    at = np.concatenate([np.full(len(e.ids), e.retrieved_us or 0, dtype=np.int64) for e in entries if e.ids])
+                    self._insert_arrow(
+                        "retrievals",
+                        pa.table({
+                            "memory_id": pa.array(ids, pa.int64()),
+                            "retrieved_at": pa.array(at, pa.timestamp("us")),
+                            "seq": pa.array(np.arange(top - len(ids) + 1, top + 1, dtype=np.int64)),
+                        }),
+                    )
+                if audits:
+                    top = int(self._run("SELECT max(nextval('audit_id')) FROM range(?)", [len(audits)])[0][0])
+                    self._insert_arrow(
+                        "audit",
+                        pa.table({
+                            "id": pa.array(np.arange(top - len(audits) + 1, top + 1, dtype=np.int64)),
+                            "occurred_at": pa.array([a["occurred_us"] for a in audits], pa.timestamp("us")),
+                            "action": pa.array([a["action"] for a in audits], pa.string()),
+                            "actor": pa.array([a["actor"] for a in audits], pa.string()),
+                            "agent_id": pa.array([a["agent_id"] for a in audits], pa.string()),
+                            "memory_id": pa.array([a["memory_id"] for a in audits], pa.int64()),
+                            "query": pa.array([a["query"] for a in audits], pa.string()),
+                            "details": pa.array([a["details"] for a in audits], pa.string()),
+                        }),
+                    )
+                self._run("INSERT OR REPLACE INTO meta VALUES ('journal_applied', ?)", [str(entries[-1].seq)])
+                self._run("COMMIT")
+            except BaseException:
+                self._run("ROLLBACK")
+                raise
+            finally:
+                self._meta = None
+            journal.clear()
+            self._pending_retrievals += len(ids)
+
+    def _insert_arrow(self, table: str, rows: pa.Table) -> None:
+        self._con.register("_journalled", rows)
+        try:
+            self._run(f"INSERT INTO {table} ({', '.join(rows.column_names)}) SELECT * FROM _journalled")
+        finally:
+            self._con.unregister("_journalled")
 
     def _check_schema(self) -> None:
         names = {r[0] for r in self._con.execute("SELECT name FROM _migrations").fetchall()}
@@ -513,6 +652,7 @@ class DuckDBStore(Store):
                 finally:
                     self._depth -= 1
                 return
+            self._settle()  # journalled writes first: the audit log keeps the order things happened in
             self._run("BEGIN TRANSACTION")
             self._depth = 1
             try:
@@ -655,6 +795,8 @@ class DuckDBStore(Store):
                     for link in links
                     if ids[link.index] is not None and (not link.other_is_new or ids[link.other] is not None)
                 ]
+                if found:
+                    self._in_conflicts = None
                 for memory_id, other_id, similarity, reason in found:
                     self._run(
                         "INSERT INTO conflicts (memory_id, other_id, similarity, reason, detected_at) VALUES (?, ?, ?, ?, ?) "
@@ -681,6 +823,7 @@ class DuckDBStore(Store):
         # Two narrow lookups: joining the usage tables would hash all of them
         # (15-30 ms at 1M memories) to find a handful of rows.
         with self._lock:
+            self._settle()
             rows = self._run(
                 f"SELECT {_RECORD_COLUMNS} FROM memories m WHERE m.id IN (SELECT unnest(?::BIGINT[]))", [ids]
             )
@@ -753,6 +896,7 @@ class DuckDBStore(Store):
     def _load(self) -> _Cache:
         with self._lock:
             if self._cache is None:
+                self._settle()
                 ids = self._con.sql("SELECT id FROM memories ORDER BY id").to_arrow_table().column("id")
                 batches = self._con.sql(_STATE_SQL.format(where="")).to_arrow_reader(_LOAD_BATCH)
                 self._cache = _Cache(*_state_from_batches(batches, np.asarray(ids.to_numpy(), dtype=np.int64)))
@@ -773,19 +917,21 @@ class DuckDBStore(Store):
         ids = [int(i) for i in ids]
 
         with self._lock:
-            with self.atomic():
-                if ids:
-                    self._run(
-                        "INSERT INTO retrievals (memory_id, retrieved_at) SELECT unnest(?::BIGINT[]), ?",
-                        [ids, _naive(now)],
-                    )
-                if audit is not None:
-                    self._insert_audit(audit)
+            if not self._journal_write(ids, now, audit):
+                with self.atomic():
+                    if ids:
+                        self._run(
+                            "INSERT INTO retrievals (memory_id, retrieved_at) SELECT unnest(?::BIGINT[]), ?",
+                            [ids, _naive(now)],
+                        )
+                    if audit is not None:
+                        self._insert_audit(audit)
+                self._pending_retrievals += len(ids)
             if self._cache is not None and ids:
                 rows = self._cache.rows(ids)
                 self._cache.column("last_retrieved_at")[rows] = utc(now).timestamp()
                 np.add.at(self._cache.column("retrieval_count"), rows, 1)  # an id listed twice counts twice
-            self._pending_retrievals += len(ids)
+            self._apply_if_long()
             if self._pending_retrievals >= self.FOLD_AT:
                 try:
                     self.fold_retrievals()
@@ -843,6 +989,8 @@ class DuckDBStore(Store):
     def conflicts(
         self, ids: Sequence[int] | None = None, status: Sequence[str] | None = None, limit: int | None = None
     ) -> list[Conflict]:
+        if ids is not None and not self._any_in_conflicts(ids):
+            return []
         clauses: list[str] = []
         args: list[Any] = []
         if ids is not None:
@@ -866,6 +1014,18 @@ class DuckDBStore(Store):
             )
             for r in rows
         ]
+
+    def _any_in_conflicts(self, ids: Sequence[int]) -> bool:
+        with self._lock:
+            if self._in_conflicts is None:
+                rows = self._run("SELECT memory_id FROM conflicts UNION SELECT other_id FROM conflicts")
+                self._in_conflicts = np.unique(np.asarray([r[0] for r in rows], dtype=np.int64))
+            known = self._in_conflicts
+        if not len(known):
+            return False
+        wanted = np.asarray(ids, dtype=np.int64)
+        at = np.minimum(np.searchsorted(known, wanted), len(known) - 1)
+        return bool(np.any(known[at] == wanted))
 
     def resolve_conflict(
         self, memory_id: int, other_id: int, status: str, superseded_id: int | None, audit: AuditEvent
@@ -940,8 +1100,20 @@ class DuckDBStore(Store):
     # -- audit and profiles ---------------------------------------------------
 
     def record(self, event: AuditEvent) -> None:
-        with self.atomic():
-            self._insert_audit(event)
+        with self._lock:
+            if self._journal_write([], None, event):
+                self._apply_if_long()
+                return
+            with self.atomic():
+                self._insert_audit(event)
+
+    def _apply_if_long(self) -> None:
+        """Apply the journal once it holds ``BATCH`` entries; they are safe in it if this fails."""
+        if self._journal is not None and len(self._journal.pending) >= BATCH and not self._depth:
+            try:
+                self._apply_journal()
+            except duckdb.Error as exc:
+                log.warning("could not apply the journal to %s yet: %s", self.path, exc)
 
     def audit(
         self,
@@ -976,6 +1148,7 @@ class DuckDBStore(Store):
             args.append(int(memory_id))
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         with self._lock:
+            self._settle()
             rows = self._con.execute(
                 "SELECT id, occurred_at, action, actor, agent_id, memory_id, query, details FROM audit "
                 f"{where} ORDER BY id DESC LIMIT ?",
@@ -1050,6 +1223,7 @@ class DuckDBStore(Store):
         columns = TABLES[table]
         source = "usage_totals" if table == "usage" else table
         with self._lock:
+            self._settle()
             cursor = self._con.cursor()
         try:
             cursor.execute(f"SELECT {', '.join(columns)} FROM {source} ORDER BY {TABLE_ORDER[table]}")
@@ -1069,6 +1243,7 @@ class DuckDBStore(Store):
         marks = ", ".join("?" for _ in columns)
         with self.atomic():
             self._con.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", stored)
+            self._in_conflicts = None
 
     def finish_copy(self) -> None:
         with self._lock, self.atomic():
@@ -1078,9 +1253,17 @@ class DuckDBStore(Store):
                     self._run(f"SELECT max(nextval('{sequence}')) FROM range({top})")
             self._cache = None
             self._meta = None
+            self._in_conflicts = None
 
     def close(self) -> None:
         with self._lock:
+            if self._journal is not None:
+                try:
+                    self._settle()
+                except duckdb.Error as exc:  # the journal keeps them: the next open applies them
+                    log.warning("could not apply the journal to %s on close: %s", self.path, exc)
+                self._journal.close()
+                self._journal = None
             try:
                 self._con.close()
             except duckdb.Error:  # already closed

@@ -15,7 +15,9 @@ from tests.store.test_store import T0, memory
 
 
 def rows(store: DuckDBStore, query: str) -> list[tuple]:
-    """Read the file's tables directly: these tests pin the store's own layout."""
+    """Read the file's tables directly: these tests pin the store's own layout
+    (after applying the journal, which a store does before any read of its own)."""
+    store._settle()
     return store._con.execute(query).fetchall()
 
 
