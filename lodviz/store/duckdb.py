@@ -407,19 +407,25 @@ class _Cache:
 
 
 class _ShortTexts:
-    """Headline, summary and source of every memory, in the cache's row order.
+    """Headline, summary and source of every memory, in the cache's row order (and the full text in a small store).
 
     A search shows most results as headlines or summaries, scattered over the
     whole file; DuckDB reads them by decompressing a block of 2048 rows per
     hit (~5-7 ms per column for 1000 hits at 1M rows), Arrow takes them from
-    memory in ~0.1 ms. They cost about 250 bytes per memory; full texts, the
-    long ones, stay on disk. Chunks appended by inserts are merged now and then.
+    memory in ~0.1 ms. They cost about 250 bytes per memory. Full texts, the
+    long ones, stay on disk unless all of them together are under
+    ``FULL_TEXTS_IN_MEMORY`` characters: then reading the FULL results from
+    the file (~3-4 ms at 100k memories) would be most of a search's own cost.
+    Chunks appended by inserts are merged now and then.
     """
 
-    COLUMNS = ("headline", "summary", "source")
+    COLUMNS: tuple[str, ...] = ("headline", "summary", "source")
     _MERGE_AT = 16
 
-    def __init__(self, table: pa.Table) -> None:
+    def __init__(self, table: pa.Table, full: bool = False) -> None:
+        self.full = full
+        if full:
+            self.COLUMNS = (*type(self).COLUMNS, "text")
         self._chunks: list[pa.Table] = []
         self._starts: list[int] = []
         self.n = 0
@@ -463,6 +469,10 @@ class DuckDBStore(Store):
 
     #: Retrievals logged since the last fold that make the next touch fold them.
     FOLD_AT = 500_000
+    #: Full texts are held in memory with the short ones while all of them
+    #: together are at most this many characters (~100k memories of this
+    #: benchmark's texts): see ``_ShortTexts``.
+    FULL_TEXTS_IN_MEMORY = 64_000_000
 
     def __init__(self, path: str | Path = ":memory:", *, read_only: bool = False) -> None:
         self.path = str(path)
@@ -856,12 +866,13 @@ class DuckDBStore(Store):
             short = self._short_texts()
             sources = short.take(rows, "source")
             texts: list[str | None] = [None] * len(ids)
-            for tier, column in self._TIER_COLUMN.items():
+            columns = {**self._TIER_COLUMN, 3: "text"} if short.full else self._TIER_COLUMN
+            for tier, column in columns.items():
                 positions = np.flatnonzero(tiers == tier)
                 if len(positions):
                     for position, text in zip(positions.tolist(), short.take(rows[positions], column)):
                         texts[position] = text
-            positions = np.flatnonzero(tiers >= 3)
+            positions = np.flatnonzero(tiers >= 3) if not short.full else np.zeros(0, dtype=np.int64)
             if len(positions):
                 full: dict[int, str] = dict(
                     self._run(
@@ -880,13 +891,16 @@ class DuckDBStore(Store):
     def _short_texts(self) -> _ShortTexts:
         cache = self._load()
         if cache.short_texts is None:
-            table = self._con.sql("SELECT id, headline, summary, source FROM memories").to_arrow_table()
+            full = int(cache.column("len_text")[: cache.n].sum()) <= self.FULL_TEXTS_IN_MEMORY
+            table = self._con.sql(
+                f"SELECT id, headline, summary, source{', text' if full else ''} FROM memories"
+            ).to_arrow_table()
             order = np.argsort(table.column("id").to_numpy(), kind="stable")
             if not np.array_equal(table.column("id").to_numpy()[order], cache.column("ids")[: cache.n]):
                 raise StoreError(f"{self.path} changed under this process; reopen it.")
             if np.any(order[1:] < order[:-1]):
                 table = table.take(pa.array(order))
-            cache.short_texts = _ShortTexts(table)
+            cache.short_texts = _ShortTexts(table, full=full)
         return cache.short_texts
 
     def count(self) -> int:
