@@ -183,6 +183,11 @@ def measure(path: str, n: int, seed: int, reps: int, rescore_reps: int, warmup: 
     def rescore_cached_ages(p: dict[str, float]) -> Any:
         return scoring.score_all(s_all, ages, state.retrieval_count, state.floor, base_params.with_(**p))
 
+    effective = scoring.effective_age(ages, state.retrieval_count)  # what the landscape keeps per "now"
+
+    def rescore_aged(p: dict[str, float]) -> Any:
+        return scoring.score_aged(s_all, effective, state.floor, base_params.with_(**p))
+
     def baseline(p: dict[str, float]) -> Any:
         a = p["alpha"]
         return a * s_all + (1.0 - a) * d_fixed
@@ -194,6 +199,7 @@ def measure(path: str, n: int, seed: int, reps: int, rescore_reps: int, warmup: 
         "numpy": baseline,
         "age_days + score_all": rescore,
         "score_all (ages cached)": rescore_cached_ages,
+        "score_aged (effective ages cached)": rescore_aged,
         "Memory.landscape": landscape,
     }
     rescoring: dict[str, list[float]] = {name: [] for name in jobs}

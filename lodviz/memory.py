@@ -140,6 +140,8 @@ class Memory:
         self._query_cache: LRU[np.ndarray] = LRU(64)
         self._similarity_cache: LRU[np.ndarray] = LRU(4)
         self._candidate_cache: LRU[_Candidates] = LRU(32)
+        self._ages_cache: LRU[np.ndarray] = LRU(2)
+        self._fused_cache: LRU[tuple[_Candidates, np.ndarray, np.ndarray]] = LRU(4)
         # Per memory id and tier: the tokens of its rendered line, filled as
         # budgeted searches need them (texts never change once written).
         self._line_tokens: dict[tuple[int, int], int] = {}
@@ -502,25 +504,57 @@ class Memory:
         rows = slice(None) if everything else np.flatnonzero(visible)
         n_all = len(state)
         qvec = None
-        candidate_all = np.ones(n_all, dtype=bool)
-        s_all = np.zeros(n_all, dtype=np.float64)
         penalty_all = self._penalty(exclude, vectors, exclude_weight) if n_all else None
         if query and query.strip() and n_all and visible.any():
             qvec = self.embed_query(query)
             cosine = self._similarity_all(query, qvec, vectors)
             found = self._candidates(query, qvec, state, vectors, visible, params.k, exclude, exclude_weight, cosine=cosine)
-            s_all = cosine.astype(np.float64)
-            s_all[found.rows] = found.similarity
-            candidate_all = np.zeros(n_all, dtype=bool)
-            candidate_all[found.rows] = True
+            s_all, candidate_all = self._fused(found, cosine)
+        else:
+            candidate_all = np.ones(n_all, dtype=bool)
+            s_all = np.zeros(n_all, dtype=np.float64)
+        ages = self._effective_ages(when.timestamp(), state)
         if not everything:
             state = state.take(rows)
-        t = scoring.age_days(when.timestamp(), state.created_at, state.last_retrieved_at)
-        scored = scoring.score_all(
-            s_all[rows], t, state.retrieval_count, state.floor, params, penalty_all[rows] if penalty_all is not None else None
-        )
+            ages = ages[rows]
+        scored = scoring.score_aged(s_all[rows], ages, state.floor, params, penalty_all[rows] if penalty_all is not None else None)
         terms = tuple(t.strip() for t in exclude if t and t.strip())
         return Landscape(state, scored, params, when, query, qvec, candidate_all[rows], vectors, rows, terms)
+
+    def _fused(self, found: _Candidates, cosine: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """S of every memory (the candidates' with their lexical evidence) and the candidates' mask.
+
+        Kept for the last few candidate sets: a slider move asks again with the same query.
+        """
+        def make() -> tuple[_Candidates, np.ndarray, np.ndarray]:
+            s_all = cosine.astype(np.float64)
+            s_all[found.rows] = found.similarity
+            candidate = np.zeros(len(cosine), dtype=bool)
+            candidate[found.rows] = True
+            s_all.setflags(write=False)
+            candidate.setflags(write=False)
+            return found, s_all, candidate
+
+        kept, s_all, candidate = self._fused_cache.get((id(found), len(cosine)), make)
+        if kept is not found:  # an id reused after the candidates it named were dropped
+            kept, s_all, candidate = make()
+        return s_all, candidate
+
+    def _effective_ages(self, now: float, state: Columns) -> np.ndarray:
+        """``scoring.effective_age`` of every memory at ``now``, kept while the store's ages and counts stand.
+
+        A slider move rescores the whole store with new parameters at the same
+        "now": the ages are the part of the work that does not change.
+        """
+        def make() -> np.ndarray:
+            ages = scoring.effective_age(scoring.age_days(now, state.created_at, state.last_retrieved_at), state.retrieval_count)
+            ages.setflags(write=False)  # shared between calls
+            return ages
+
+        version = self._store.version()
+        if version is None:
+            return make()
+        return self._ages_cache.get((now, version, len(state)), make)
 
     def record_view(self, land: Landscape, *, agent_id: str | None = None, actor: str | None = None) -> None:
         """Audit a landscape looked at with a query (the app's searches) as a search that touched nothing.

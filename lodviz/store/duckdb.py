@@ -494,6 +494,7 @@ class DuckDBStore(Store):
         self._lock = threading.RLock()
         self._depth = 0  # how deep in atomic() blocks this connection is
         self._cache: _Cache | None = None
+        self._version = 0  # see ``version``: grows with every change to the cached columns' ages and counts
         self._meta: dict[str, str] | None = None
         self._pending_retrievals = 0
         # Every id that appears in a conflict, sorted; None until read. A search
@@ -822,6 +823,7 @@ class DuckDBStore(Store):
             if self._cache is not None:
                 codes = self._cache.code_agents([m.agent_id for m in rows])
                 self._cache.append(_state_of(rows, [int(ids[i] or 0) for i in fresh], codes), _unit(vectors))
+                self._version += 1
                 if self._cache.short_texts is not None:
                     self._cache.short_texts.extend(table)
             return ids
@@ -914,10 +916,16 @@ class DuckDBStore(Store):
                 ids = self._con.sql("SELECT id FROM memories ORDER BY id").to_arrow_table().column("id")
                 batches = self._con.sql(_STATE_SQL.format(where="")).to_arrow_reader(_LOAD_BATCH)
                 self._cache = _Cache(*_state_from_batches(batches, np.asarray(ids.to_numpy(), dtype=np.int64)))
+                self._version += 1
             return self._cache
 
     def state(self) -> Columns:
         return self._load().state()
+
+    def version(self) -> int:
+        # Only this connection writes the file, and every write it makes to the
+        # columns' ages and counts goes through ``touch``/``insert``/``_load``.
+        return self._version
 
     def unit_vectors(self) -> np.ndarray:
         return self._load().vectors()
@@ -945,6 +953,7 @@ class DuckDBStore(Store):
                 rows = self._cache.rows(ids)
                 self._cache.column("last_retrieved_at")[rows] = utc(now).timestamp()
                 np.add.at(self._cache.column("retrieval_count"), rows, 1)  # an id listed twice counts twice
+                self._version += 1
             self._apply_if_long()
             if self._pending_retrievals >= self.FOLD_AT:
                 try:
