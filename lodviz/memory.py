@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
@@ -145,6 +146,7 @@ class Memory:
         # Per memory id and tier: the tokens of its rendered line, filled as
         # budgeted searches need them (texts never change once written).
         self._line_tokens: dict[tuple[int, int], int] = {}
+        self._warming: threading.Thread | None = None
 
     # -- parts ----------------------------------------------------------------
 
@@ -246,9 +248,50 @@ class Memory:
         """``columns()`` and the unit embedding matrix of the same moment, row for row."""
         return self._store.snapshot()
 
-    def warm(self) -> None:
-        """Load what searches read from memory now, ahead of the first search."""
+    def warm(self, *, background: bool = False) -> None:
+        """Load what searches read from memory now, ahead of the first search.
+
+        With ``background`` it happens in a thread and this returns at once: a
+        search that comes first waits only for the part of the load it needs
+        (the store's lock is taken step by step), never for the rest.
+        ``wait_warm`` waits for it.
+        """
+        if not background:
+            self._warm_now()
+            return
+        if self._warming is not None and self._warming.is_alive():
+            return
+        self._warming = threading.Thread(target=self._warm_quietly, name="lodviz-warm-store", daemon=True)
+        self._warming.start()
+
+    def wait_warm(self, timeout: float | None = None) -> bool:
+        """Wait for a background ``warm``; True when none is running any more."""
+        thread = self._warming
+        if thread is not None:
+            thread.join(timeout)
+            return not thread.is_alive()
+        return True
+
+    def _warm_quietly(self) -> None:
+        try:
+            self._warm_now()
+        except Exception as exc:  # a store closed meanwhile, say: the first search will load what it needs
+            log.debug("warming the store in the background stopped: %s", exc)
+
+    def _warm_now(self) -> None:
+        """The store's in-memory copy and texts, then the parts of a search that are slow the first time."""
         self._store.warm()
+        state, vectors = self._store.snapshot()
+        if not len(state):
+            return
+        # The first matrix product starts BLAS's threads; the first BM25 stems
+        # every word it meets (``lexical`` keeps them): a sample of summaries
+        # holds most of the words the first searches will meet.
+        scoring.similarity(np.ones(vectors.shape[1], dtype=np.float32), vectors[: min(len(vectors), 4096)])
+        rows = np.random.default_rng(0).choice(len(state), size=min(len(state), 20_000), replace=False)
+        ids = state.ids[np.sort(rows)].tolist()
+        texts = self._store.contents(ids, [int(Tier.SUMMARY)] * len(ids))
+        lex.text_scores("warm", [texts[memory_id][0] for memory_id in ids])
 
     def set_positions(self, ids: Sequence[int] | np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
         """Store memories' places on the landscape's map."""
@@ -1533,7 +1576,7 @@ class Memory:
         return sorted(set(state.agent_id[~state.forgotten].astype(str).tolist()))
 
     def close(self) -> None:
-        self._store.close()
+        self._store.close()  # a background warm in progress holds the store's lock for one step; close waits for it
 
     def __enter__(self) -> Memory:
         return self

@@ -33,6 +33,7 @@ import pyarrow as pa
 
 from lodviz.access import TokenRecord, current_face
 from lodviz.errors import StoreError
+from lodviz.matrix import UnitRows, parse_kind
 from lodviz.records import ROW_FIELDS
 from lodviz.store.base import (
     TABLE_ORDER,
@@ -351,12 +352,12 @@ _RECORD_COLUMNS = (
 
 
 class _Cache:
-    """The columns and the unit embedding matrix, grown by doubling."""
+    """The columns and the unit embedding matrix (``lodviz.matrix``), grown by doubling."""
 
-    def __init__(self, state: Columns, vectors: np.ndarray) -> None:
+    def __init__(self, state: Columns, matrix: UnitRows) -> None:
         self.n = len(state)
         self._state = state
-        self._vectors = vectors
+        self.matrix = matrix
         self.short_texts: _ShortTexts | None = None  # loaded by the first search
 
     def code_agents(self, names: Sequence[str]) -> np.ndarray:
@@ -377,7 +378,7 @@ class _Cache:
         return state
 
     def vectors(self) -> np.ndarray:
-        return self._vectors[: self.n]
+        return self.matrix.exact[: self.n]
 
     def append(self, state: Columns, vectors: np.ndarray) -> None:
         need = self.n + len(state)
@@ -390,13 +391,14 @@ class _Cache:
                 new[: self.n] = old[: self.n]
                 grown[name] = new
             self._state = Columns(**grown, agent_names=self._state.agent_names)
-            matrix = np.empty((capacity, vectors.shape[1]), dtype=np.float32)
-            if self.n:  # an empty store's matrix is (0, 0): nothing to carry over
-                matrix[: self.n] = self._vectors[: self.n]
-            self._vectors = matrix
+            if self.matrix.dim == 0:  # an empty store's matrix is (0, 0): nothing to carry over
+                self.matrix = UnitRows(self.matrix.kind, vectors.shape[1], capacity)
+            else:
+                self.matrix.grow(capacity, self.n)
         for name in ROW_FIELDS:
             getattr(self._state, name)[self.n : need] = getattr(state, name)
-        self._vectors[self.n : need] = vectors
+        self.matrix.exact[self.n : need] = vectors
+        self.matrix.written(self.n, need)
         self.n = need
 
     def rows(self, ids: Sequence[int] | np.ndarray) -> np.ndarray:
@@ -474,9 +476,10 @@ class DuckDBStore(Store):
     #: benchmark's texts): see ``_ShortTexts``.
     FULL_TEXTS_IN_MEMORY = 64_000_000
 
-    def __init__(self, path: str | Path = ":memory:", *, read_only: bool = False) -> None:
+    def __init__(self, path: str | Path = ":memory:", *, read_only: bool = False, matrix: str | None = None) -> None:
         self.path = str(path)
         self.read_only = read_only
+        self.matrix = parse_kind(matrix)  # how the embedding matrix is held in memory (``lodviz.matrix``)
         if self.path != ":memory:":
             parent = Path(self.path).expanduser().resolve().parent
             if not parent.is_dir():
@@ -915,7 +918,7 @@ class DuckDBStore(Store):
                 self._settle()
                 ids = self._con.sql("SELECT id FROM memories ORDER BY id").to_arrow_table().column("id")
                 batches = self._con.sql(_STATE_SQL.format(where="")).to_arrow_reader(_LOAD_BATCH)
-                self._cache = _Cache(*_state_from_batches(batches, np.asarray(ids.to_numpy(), dtype=np.int64)))
+                self._cache = _Cache(*_state_from_batches(batches, np.asarray(ids.to_numpy(), dtype=np.int64), self.matrix))
                 self._version += 1
             return self._cache
 
@@ -934,6 +937,24 @@ class DuckDBStore(Store):
         with self._lock:
             cache = self._load()
             return cache.state(), cache.vectors()
+
+    def nearest(
+        self,
+        query: np.ndarray,
+        k: int,
+        visible: np.ndarray | None = None,
+        vectors: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        with self._lock:
+            matrix = self._load().matrix
+            n = len(vectors) if vectors is not None else self._load().n
+        if not matrix.compact:
+            self.last_nearest = "scan"
+            return super().nearest(query, k, visible, vectors)
+        # A compact matrix: an approximate scan, then the candidates rescored exactly.
+        self.last_nearest = f"scan-{matrix.kind}"
+        q = _unit(np.asarray(query, dtype=np.float32).reshape(1, -1))[0]
+        return matrix.nearest(q, k, visible, n)
 
     def touch(self, ids: Sequence[int], now: datetime, audit: AuditEvent | None) -> None:
         ids = [int(i) for i in ids]
@@ -1006,7 +1027,8 @@ class DuckDBStore(Store):
             if self._cache is not None:
                 row = self._cache.rows([memory_id])
                 self._cache.column("forgotten")[row] = True
-                self._cache._vectors[row] = 0.0
+                self._cache.matrix.exact[row] = 0.0
+                self._cache.matrix.written_at(row)
                 self._cache.short_texts = None  # the texts are gone: read them again when needed
 
     def conflicts(
@@ -1336,14 +1358,14 @@ def _state_of(rows: Sequence[NewMemory], ids: Sequence[int], codes: np.ndarray) 
 _LOAD_BATCH = 65_536
 
 
-def _state_from_batches(batches: pa.RecordBatchReader, ids: np.ndarray) -> tuple[Columns, np.ndarray]:
+def _state_from_batches(batches: pa.RecordBatchReader, ids: np.ndarray, kind: str = "float32") -> tuple[Columns, UnitRows]:
     """The state and unit matrix, in id order, from a stream of ``_STATE_SQL`` batches.
 
     ``ids`` are every memory's id, sorted. Batches arrive in any order (the
     usage join is parallel); each batch's embeddings are normalised straight
     into their rows of the one matrix, so no full-size copy is ever made.
     """
-    vectors: np.ndarray | None = None
+    matrix: UnitRows | None = None
     seen = 0
     columns: list[pa.RecordBatch] = []
     rows: list[np.ndarray] = []
@@ -1355,12 +1377,14 @@ def _state_from_batches(batches: pa.RecordBatchReader, ids: np.ndarray) -> tuple
         if np.any(at >= len(ids)) or np.any(ids[np.minimum(at, len(ids) - 1)] != batch_ids):
             raise StoreError("the store changed while it was being read; reopen it.")
         block = batch.column("embedding").flatten().to_numpy().reshape(len(batch), -1)
-        if vectors is None:
-            vectors = np.empty((len(ids), block.shape[1]), dtype=np.float32)
+        if matrix is None:
+            matrix = UnitRows(kind, block.shape[1], len(ids))
         if at[-1] - at[0] == len(at) - 1 and np.all(np.diff(at) == 1):
-            _unit(block, out=vectors[at[0] : at[-1] + 1])
+            _unit(block, out=matrix.exact[at[0] : at[-1] + 1])
+            matrix.written(int(at[0]), int(at[-1]) + 1)
         else:
-            vectors[at] = _unit(block)
+            matrix.exact[at] = _unit(block)
+            matrix.written_at(at)
         seen += len(batch)
         # A copy of the small columns: a slice would keep the batch's whole
         # import alive, embeddings included (1.4 GiB more at the peak at 1M).
@@ -1376,9 +1400,9 @@ def _state_from_batches(batches: pa.RecordBatchReader, ids: np.ndarray) -> tuple
         if np.any(order[1:] < order[:-1]):
             table = table.take(pa.array(order))
     state = _state_from_arrow(table)
-    if vectors is None:
-        return state, np.zeros((0, 0), dtype=np.float32)
-    return state, vectors
+    if matrix is None:
+        return state, UnitRows(kind, 0, 0)
+    return state, matrix
 
 
 def _state_from_arrow(table: pa.Table) -> Columns:
