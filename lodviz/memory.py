@@ -284,14 +284,29 @@ class Memory:
         state, vectors = self._store.snapshot()
         if not len(state):
             return
-        # The first matrix product starts BLAS's threads; the first BM25 stems
-        # every word it meets (``lexical`` keeps them): a sample of summaries
-        # holds most of the words the first searches will meet.
-        scoring.similarity(np.ones(vectors.shape[1], dtype=np.float32), vectors[: min(len(vectors), 4096)])
+        # The first BM25 stems every word it meets (``lexical`` keeps them): a
+        # sample of summaries holds most of the words the first searches meet.
         rows = np.random.default_rng(0).choice(len(state), size=min(len(state), 20_000), replace=False)
         ids = state.ids[np.sort(rows)].tolist()
         texts = self._store.contents(ids, [int(Tier.SUMMARY)] * len(ids))
         lex.text_scores("warm", [texts[memory_id][0] for memory_id in ids])
+        # Then a search's own steps once, with a stored vector for the query, so
+        # that whatever is slow the first time (BLAS's threads, the conflicts
+        # index, first queries) is paid here; nothing is touched or recorded.
+        visible = state.visible_to(None)
+        params = self.profile(None)
+        found = self._find_candidates("warm", (), 1.0, params.k, vectors[int(rows[0])], vectors, visible, state, None)
+        sub = state.take(found.rows)
+        t = scoring.age_days(self.now().timestamp(), sub.created_at, sub.last_retrieved_at)
+        scored = scoring.score_all(found.similarity, t, sub.retrieval_count, sub.floor, params, found.penalty)
+        keep = np.flatnonzero(scored.tier > Tier.OUT)
+        tiers = scored.tier[keep].astype(np.int64)
+        _hits(sub, keep, tiers, self._store.contents(sub.ids[keep].tolist(), tiers.tolist()), scored)
+        self._store.conflicts(sub.ids[keep].tolist(), status=["open", "superseded"])
+        try:  # and the model, which a first query would load
+            self.embedder.embed(["warm up"])
+        except Exception as exc:
+            log.debug("the embedder could not be warmed: %s", exc)
 
     def set_positions(self, ids: Sequence[int] | np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
         """Store memories' places on the landscape's map."""
@@ -1601,7 +1616,7 @@ def _serialised(method: Callable[..., Any]) -> Callable[..., Any]:
 # none can be forgotten: an operation is several store calls plus caches, and
 # two threads must not interleave them.
 for _name, _member in list(vars(Memory).items()):
-    if _name.startswith("_"):
+    if _name.startswith("_") or _name == "wait_warm":  # waiting for the warm thread must not hold what it needs
         continue
     if isinstance(_member, property) and _member.fget is not None:
         setattr(Memory, _name, property(_serialised(_member.fget), _member.fset, _member.fdel, _member.__doc__))
