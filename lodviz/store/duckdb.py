@@ -499,6 +499,7 @@ class DuckDBStore(Store):
         self._cache: _Cache | None = None
         self._version = 0  # see ``version``: grows with every change to the cached columns' ages and counts
         self._meta: dict[str, str] | None = None
+        self._profiles: dict[str, dict[str, Any]] | None = None
         self._pending_retrievals = 0
         # Every id that appears in a conflict, sorted; None until read. A search
         # asks whether any of its 1000 results is in one (~5 ms as a query at
@@ -675,6 +676,7 @@ class DuckDBStore(Store):
                 self._depth = 0
                 self._run("ROLLBACK")
                 self._meta = None  # what a rolled-back set_meta cached is not in the file
+                self._profiles = None
                 raise
             self._depth = 0
             self._run("COMMIT")
@@ -1219,11 +1221,15 @@ class DuckDBStore(Store):
         return self.profiles().get(agent_id)
 
     def profiles(self) -> dict[str, dict[str, Any]]:
+        # Kept in memory, like meta: an agent's every search asks for its profile,
+        # and only this connection writes the file.
         with self._lock:
-            rows = self._con.execute(
-                f"SELECT agent_id, {', '.join(self._PROFILE_FIELDS)} FROM profiles ORDER BY agent_id"
-            ).fetchall()
-        return {r[0]: dict(zip(self._PROFILE_FIELDS, r[1:])) for r in rows}
+            if self._profiles is None:
+                rows = self._con.execute(
+                    f"SELECT agent_id, {', '.join(self._PROFILE_FIELDS)} FROM profiles ORDER BY agent_id"
+                ).fetchall()
+                self._profiles = {r[0]: dict(zip(self._PROFILE_FIELDS, r[1:])) for r in rows}
+            return {agent: dict(values) for agent, values in self._profiles.items()}
 
     def set_profile(self, agent_id: str, values: dict[str, Any], audit: AuditEvent) -> None:
         with self.atomic():
@@ -1233,6 +1239,7 @@ class DuckDBStore(Store):
                 [agent_id, *(values[f] for f in self._PROFILE_FIELDS), _naive(_utcnow())],
             )
             self._insert_audit(audit)
+            self._profiles = None  # inside the transaction, under the lock: no reader can cache the old row
 
     def ids_with_words(self, words: Sequence[str], limit: int) -> list[int]:
         if not words:
@@ -1289,6 +1296,7 @@ class DuckDBStore(Store):
         with self.atomic():
             self._con.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", stored)
             self._in_conflicts = None
+            self._profiles = None
 
     def finish_copy(self) -> None:
         with self._lock, self.atomic():
@@ -1299,6 +1307,7 @@ class DuckDBStore(Store):
             self._cache = None
             self._meta = None
             self._in_conflicts = None
+            self._profiles = None
 
     def close(self) -> None:
         with self._lock:
