@@ -57,6 +57,8 @@ log = logging.getLogger("lodviz.store")
 
 #: What a forgotten memory's texts become.
 FORGOTTEN = "(forgotten)"
+#: DuckDB's memory limit in a store with a compact matrix (``lodviz.matrix``).
+COMPACT_DUCKDB_MEMORY = "1GB"
 
 # -- migrations -------------------------------------------------------------
 
@@ -490,6 +492,11 @@ class DuckDBStore(Store):
             # DuckDB's own progress bar would print over the CLI's output and the app's logs.
             self._con = duckdb.connect(self.path, read_only=read_only)
             self._con.execute("SET enable_progress_bar = false").fetchall()
+            if self.matrix != "float32":
+                # A compact matrix is chosen to save memory; DuckDB's buffer
+                # manager would otherwise keep the blocks the first load read
+                # (1.8 GiB at 1M memories, up to 80% of RAM by default).
+                self._con.execute(f"SET memory_limit = '{COMPACT_DUCKDB_MEMORY}'").fetchall()
         except duckdb.IOException as exc:
             raise StoreError(_lock_message(self.path, exc)) from None
         except duckdb.Error as exc:
