@@ -474,9 +474,11 @@ class DuckDBStore(Store):
     #: Retrievals logged since the last fold that make the next touch fold them.
     FOLD_AT = 500_000
     #: Full texts are held in memory with the short ones while all of them
-    #: together are at most this many characters (~100k memories of this
-    #: benchmark's texts): see ``_ShortTexts``.
-    FULL_TEXTS_IN_MEMORY = 64_000_000
+    #: together are at most this many characters (~1.2M memories of this
+    #: benchmark's texts, ~0.4 GiB); with a compact matrix, which is chosen to
+    #: save memory, at most ``FULL_TEXTS_IN_MEMORY_COMPACT``: see ``_ShortTexts``.
+    FULL_TEXTS_IN_MEMORY = 400_000_000
+    FULL_TEXTS_IN_MEMORY_COMPACT = 64_000_000
 
     def __init__(self, path: str | Path = ":memory:", *, read_only: bool = False, matrix: str | None = None) -> None:
         self.path = str(path)
@@ -540,12 +542,11 @@ class DuckDBStore(Store):
         if self.path == ":memory:":
             return
         meta = self.meta()
-        store_id = meta.get("store_id")
-        if not store_id:
-            store_id = uuid.uuid4().hex
-            self.set_meta({"store_id": store_id})
+        # The store's id is made by its first journalled write, not here: an
+        # open must leave a new store empty (``lodviz migrate`` copies into one).
+        store_id = meta.get("store_id", "")
         applied = int(meta.get("journal_applied", "0") or 0)
-        left = Journal.read(self._journal_path(), store_id, applied)
+        left = Journal.read(self._journal_path(), store_id, applied) if store_id else []
         self._journal = Journal(self._journal_path(), store_id)
         self._journal.resume(left, applied)
         if left:
@@ -570,6 +571,10 @@ class DuckDBStore(Store):
         """Journal a search's writes if this store journals and no transaction is open; False otherwise."""
         if self._journal is None or self._depth:
             return False
+        if not self._journal.store_id:
+            # The first journalled write names the store (a copy keeps its source's name).
+            self._journal.store_id = self.meta().get("store_id") or uuid.uuid4().hex
+            self.set_meta({"store_id": self._journal.store_id})
         row: dict[str, Any] = {}
         if audit is not None:
             audit.details.setdefault("face", current_face())
@@ -905,7 +910,8 @@ class DuckDBStore(Store):
     def _short_texts(self) -> _ShortTexts:
         cache = self._load()
         if cache.short_texts is None:
-            full = int(cache.column("len_text")[: cache.n].sum()) <= self.FULL_TEXTS_IN_MEMORY
+            limit = self.FULL_TEXTS_IN_MEMORY if self.matrix == "float32" else self.FULL_TEXTS_IN_MEMORY_COMPACT
+            full = int(cache.column("len_text")[: cache.n].sum()) <= limit
             table = self._con.sql(
                 f"SELECT id, headline, summary, source{', text' if full else ''} FROM memories"
             ).to_arrow_table()
