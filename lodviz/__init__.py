@@ -55,6 +55,8 @@ def open(
     tokenizer: str | None = None,
     lexical_weight: float = 1.0,
     budget_policy: str = "readable-first",
+    warm: bool = False,
+    matrix: str | None = None,
 ) -> Memory:
     """Open (or create) a store and return the ``Memory`` service over it.
 
@@ -81,16 +83,28 @@ def open(
     ``embed_field`` for a new store: ``"auto"`` (the default: the full text
     where the model reads it whole, else the summary), ``"summary"`` or
     ``"full"``.
+
+    ``warm`` starts loading what searches read (the embedding matrix, the
+    numeric columns, the short texts) in a background thread, so that the
+    first search costs what a later one does; ``Memory.wait_warm`` waits for
+    it. Worth it in a process that will search; a one-off write does not
+    need it.
+
+    ``matrix`` is how a DuckDB store holds its embedding matrix in memory
+    (``$LODVIZ_MATRIX``): ``"float32"`` (the default: exact), ``"float16"``
+    (half the memory) or ``"int8"`` (a quarter); the compact ones find
+    candidates approximately and rescore them exactly from a memory-mapped
+    float32 copy on disk (docs/benchmarks.md measures their recall).
     """
     from lodviz.store import open_store
 
     if isinstance(compressor, str):
         compressor = compressor_from_name(compressor)  # before the store: a bad name opens nothing
-    store = open_store(path, read_only=read_only)
+    store = open_store(path, read_only=read_only, matrix=matrix)
     if embedder is None:
         embedder = _embedder_named(model) if model else None
     try:
-        return Memory(
+        mem = Memory(
             store,
             embedder,
             compressor,
@@ -104,6 +118,9 @@ def open(
     except Exception:
         store.close()
         raise
+    if warm:
+        mem.warm(background=True)
+    return mem
 
 
 def _embedder_named(model: str) -> Embedder:

@@ -63,7 +63,10 @@ class CliContext:
     def open_store(self, **options: Any) -> Memory:
         # "openai" reads its endpoint from LODVIZ_LLM_*; a missing base URL or
         # model is a CompressorError, so one line and exit status 1.
-        return lodviz.open(self.settings.store, model=self.settings.model, actor="cli", compressor=self.settings.compressor, **options)
+        return lodviz.open(
+            self.settings.store, model=self.settings.model, actor="cli", compressor=self.settings.compressor,
+            matrix=self.settings.matrix, **options,
+        )
 
     def open(self, *, must_exist: bool = False, read_only: bool = False) -> Memory:
         if self._memory is None:
@@ -835,7 +838,9 @@ def _serve_settings(ctx: click.Context, store: str | None) -> Settings:
     _refuse_password_flag(ctx, store)
     session = ctx.find_object(CliContext)
     settings = session.settings if session is not None else Settings.resolve()
-    return Settings(store=store or settings.store, model=settings.model, compressor=settings.compressor, home=settings.home)
+    return Settings(
+        store=store or settings.store, model=settings.model, compressor=settings.compressor, home=settings.home, matrix=settings.matrix
+    )
 
 
 def _access_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -972,7 +977,9 @@ def mcp_command(ctx: click.Context, store: str | None, agent: str | None, http: 
     check_agent(agent)
     if is_postgres_url(settings.store):
         # Any number of processes write a PostgreSQL store: this one serves its agent itself.
-        mem = lodviz.open(settings.store, model=settings.model, actor=agent, compressor=settings.compressor, lock=threading.RLock())
+        mem = lodviz.open(
+            settings.store, model=settings.model, actor=agent, compressor=settings.compressor, lock=threading.RLock(), matrix=settings.matrix
+        )
         try:
             build_mcp(mem, agent=agent).run("stdio")
         finally:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -50,37 +49,155 @@ def stem(word: str) -> str:
     return word
 
 
+# A word's term (its stem, or "" for a function word), memoised: a search reads
+# about 25,000 words of candidate summaries, from a vocabulary that is mostly
+# seen before, and a dictionary look-up costs a fraction of ``stem``. Keys are
+# str for the regular expression's words, bytes for the ASCII fast path.
+# Bounded: emptied when it outgrows ``_MEMO_LIMIT`` words.
+_MEMO: dict[str | bytes, str] = {}
+_MEMO_LIMIT = 1_000_000
+
+# ASCII text is split with a byte table instead of the regular expression: in
+# ASCII, ``[^\W_]`` is exactly [0-9A-Za-z], so mapping every other byte to a
+# space (and A-Z to a-z) and splitting gives the same words three times faster.
+_ASCII_WORDS = bytes(
+    c + 32 if 65 <= c <= 90 else c if (48 <= c <= 57 or 97 <= c <= 122) else 32 for c in range(256)
+)
+
+
+def _term(word: str | bytes) -> str:
+    found = _MEMO.get(word)
+    if found is None:
+        text = word.decode("ascii") if isinstance(word, bytes) else word
+        if text.isdecimal():  # no suffix, no function word: a number is its own term, and not worth keeping
+            return text
+        found = "" if text in STOPWORDS else stem(text)
+        if len(_MEMO) >= _MEMO_LIMIT:
+            _MEMO.clear()
+        _MEMO[word] = found
+    return found
+
+
+def _words(text: str) -> list[str] | list[bytes]:
+    if text.isascii():
+        return text.encode("ascii").translate(_ASCII_WORDS).split()
+    return _WORD.findall(text.lower())
+
+
 def terms(text: str) -> list[str]:
-    """The BM25 terms of ``text``."""
-    return [stem(word) for word in _WORD.findall(text.lower()) if word not in STOPWORDS]
+    """The BM25 terms of ``text``: lower-cased words less function words, stemmed."""
+    get = _MEMO.get
+    out = []
+    for word in _words(text):
+        term = get(word)
+        if term is None:
+            term = _term(word)
+        if term:
+            out.append(term)
+    return out
 
 
-def document(text: str) -> tuple[Counter[str], int]:
-    """A candidate as BM25 reads it: term frequencies and length in terms."""
+def document(text: str) -> tuple[tuple[str, ...], int]:
+    """A candidate as BM25 reads it: its terms (in order; ``count`` gives a term's frequency) and length."""
     found = terms(text)
-    return Counter(found), len(found)
+    return tuple(found), len(found)
 
 
-def scores(query: str, documents: Sequence[tuple[Counter[str], int]]) -> np.ndarray:
+def scores(query: str, documents: Sequence[tuple[tuple[str, ...], int]]) -> np.ndarray:
     """``lex`` in [0, 1] for each document (see the module docstring)."""
     n = len(documents)
-    out = np.zeros(n, dtype=np.float64)
-    wanted = set(terms(query))
+    wanted = list(set(terms(query)))
     if not n or not wanted:
-        return out
+        return np.zeros(n, dtype=np.float64)
     lengths = np.fromiter((length for _, length in documents), dtype=np.float64, count=n)
+    tf = np.array([[found.count(term) for found, _ in documents] for term in wanted], dtype=np.float64)
+    return _bm25(tf, lengths)
+
+
+def text_scores(query: str, texts: Sequence[str]) -> np.ndarray:
+    """``lex`` for each text, as ``scores(query, [document(t) for t in texts])`` gives it, faster.
+
+    A search scores its 1000 candidates' summaries: split one by one in
+    Python that costs ~12 ms; here they are split all at once by a byte table
+    and only each distinct word goes through ``_term`` (memoised). Texts with
+    letters or digits beyond ASCII take ``document``'s path: the same terms.
+    """
+    n = len(texts)
+    wanted = list(set(terms(query)))
+    if not n or not wanted:
+        return np.zeros(n, dtype=np.float64)
+    tf, lengths = _counts(wanted, texts)
+    return _bm25(tf, lengths)
+
+
+# Texts whose words are found byte by byte (``_counts``): every character
+# outside ASCII is a separator, as for ``[^\W_]``; \x01 marks where one ends.
+_WIDE = re.compile(r"[^\x00-\x7f]")
+_END = b"\x01"
+_BYTE_WORDS = _ASCII_WORDS[:1] + _END + _ASCII_WORDS[2:]
+
+
+def _plain(text: str) -> bool:
+    """True when the byte table finds exactly ``_WORD``'s words in ``text``: no letter or digit beyond ASCII."""
+    if "\x01" in text:
+        return False
+    return text.isascii() or not any(c.isalnum() for c in _WIDE.findall(text))
+
+
+def _counts(wanted: list[str], texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Frequencies of each ``wanted`` term in each text, (terms, texts), and each text's length in terms."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(texts)
+    tf = np.zeros((len(wanted), n), dtype=np.float64)
+    lengths = np.zeros(n, dtype=np.float64)
+    plain = [row for row, text in enumerate(texts) if _plain(text)]
+    if plain:
+        # All plain texts as one byte string: one translate, one split, one
+        # dictionary of distinct words; each text ends with an \x01 word.
+        blob = b" \x01 ".join(texts[row].encode("utf-8") for row in plain) + b" \x01"
+        words = pa.array(blob.translate(_BYTE_WORDS).split(), type=pa.binary())
+        encoded = pc.dictionary_encode(words)
+        vocabulary = encoded.dictionary.to_pylist()
+        index = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+        get = _MEMO.get
+        known = [get(word) for word in vocabulary]
+        for i in [i for i, term in enumerate(known) if term is None]:
+            known[i] = "" if vocabulary[i] == _END else _term(vocabulary[i])
+        found = [term or "" for term in known]
+        ends = index == (vocabulary.index(_END) if _END in vocabulary else -1)
+        text_of = np.cumsum(ends) - ends  # a word's text: the ends before it
+        counted = np.fromiter((bool(t) for t in found), dtype=bool, count=len(found))[index]
+        lengths[plain] = np.bincount(text_of[counted], minlength=len(plain))
+        position = {term: j for j, term in enumerate(wanted)}
+        which = np.fromiter((position.get(t, -1) for t in found), dtype=np.int64, count=len(found))[index]
+        for j in range(len(wanted)):
+            tf[j, plain] = np.bincount(text_of[which == j], minlength=len(plain))
+    if len(plain) < n:
+        for row in sorted(set(range(n)) - set(plain)):
+            found_terms, length = document(texts[row])
+            lengths[row] = length
+            for j, term in enumerate(wanted):
+                tf[j, row] = found_terms.count(term)
+    return tf, lengths
+
+
+def _bm25(tf: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """``lex`` from term frequencies (query terms, documents) and document lengths."""
+    n = len(lengths)
+    out = np.zeros(n, dtype=np.float64)
     norm = K1 * (1.0 - B + B * lengths / max(float(lengths.mean()), 1e-9))
     best = 0.0
-    for term in wanted:
-        tf = np.fromiter((freq.get(term, 0) for freq, _ in documents), dtype=np.float64, count=n)
-        df = int(np.count_nonzero(tf))
+    for freq in tf:
+        df = int(np.count_nonzero(freq))
         idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
         best += idf * (K1 + 1.0)
         if df:
-            out += idf * tf * (K1 + 1.0) / (tf + norm)
+            out += idf * freq * (K1 + 1.0) / (freq + norm)
     if best <= 0:
         return np.zeros(n, dtype=np.float64)
     return np.minimum(out / (NORMALISE_AT * best), 1.0)
 
 
-__all__ = ["terms", "document", "scores", "stem", "STOPWORDS"]
+__all__ = ["terms", "document", "scores", "text_scores", "stem", "STOPWORDS"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
@@ -142,14 +143,16 @@ class Memory:
         self._query_cache: LRU[np.ndarray] = LRU(64)
         self._similarity_cache: LRU[np.ndarray] = LRU(4)
         self._candidate_cache: LRU[_Candidates] = LRU(32)
-        # Per memory id: its BM25 document and the tokens of its rendered line at
-        # each tier, filled as searches need them (texts never change once written).
-        self._documents: dict[int, tuple[Any, int]] = {}
+        self._ages_cache: LRU[np.ndarray] = LRU(2)
+        self._fused_cache: LRU[tuple[_Candidates, np.ndarray, np.ndarray]] = LRU(4)
+        # Per memory id and tier: the tokens of its rendered line, filled as
+        # budgeted searches need them (texts never change once written).
         self._line_tokens: dict[tuple[int, int], int] = {}
         # The audit log's history events, oldest first, as of the last event id read.
         self._history: tuple[int, list[AuditEvent]] = (-1, [])
         # Rebuilt pasts by (moment, last event read, rows): a time-slider drag or a replay's redraws ask again.
         self._past_cache: LRU[Columns] = LRU(8)
+        self._warming: threading.Thread | None = None
 
     # -- parts ----------------------------------------------------------------
 
@@ -251,9 +254,65 @@ class Memory:
         """``columns()`` and the unit embedding matrix of the same moment, row for row."""
         return self._store.snapshot()
 
-    def warm(self) -> None:
-        """Load what searches read from memory now, ahead of the first search."""
+    def warm(self, *, background: bool = False) -> None:
+        """Load what searches read from memory now, ahead of the first search.
+
+        With ``background`` it happens in a thread and this returns at once: a
+        search that comes first waits only for the part of the load it needs
+        (the store's lock is taken step by step), never for the rest.
+        ``wait_warm`` waits for it.
+        """
+        if not background:
+            self._warm_now()
+            return
+        if self._warming is not None and self._warming.is_alive():
+            return
+        self._warming = threading.Thread(target=self._warm_quietly, name="lodviz-warm-store", daemon=True)
+        self._warming.start()
+
+    def wait_warm(self, timeout: float | None = None) -> bool:
+        """Wait for a background ``warm``; True when none is running any more."""
+        thread = self._warming
+        if thread is not None:
+            thread.join(timeout)
+            return not thread.is_alive()
+        return True
+
+    def _warm_quietly(self) -> None:
+        try:
+            self._warm_now()
+        except Exception as exc:  # a store closed meanwhile, say: the first search will load what it needs
+            log.debug("warming the store in the background stopped: %s", exc)
+
+    def _warm_now(self) -> None:
+        """The store's in-memory copy and texts, then the parts of a search that are slow the first time."""
         self._store.warm()
+        state, vectors = self._store.snapshot()
+        if not len(state):
+            return
+        # The first BM25 stems every word it meets (``lexical`` keeps them): a
+        # sample of summaries holds most of the words the first searches meet.
+        rows = np.random.default_rng(0).choice(len(state), size=min(len(state), 20_000), replace=False)
+        ids = state.ids[np.sort(rows)].tolist()
+        texts = self._store.contents(ids, [int(Tier.SUMMARY)] * len(ids))
+        lex.text_scores("warm", [texts[memory_id][0] for memory_id in ids])
+        # Then a search's own steps once, with a stored vector for the query, so
+        # that whatever is slow the first time (BLAS's threads, the conflicts
+        # index, first queries) is paid here; nothing is touched or recorded.
+        visible = state.visible_to(None)
+        params = self.profile(None)
+        found = self._find_candidates("warm", (), 1.0, params.k, vectors[int(rows[0])], vectors, visible, state, None)
+        sub = state.take(found.rows)
+        t = scoring.age_days(self.now().timestamp(), sub.created_at, sub.last_retrieved_at)
+        scored = scoring.score_all(found.similarity, t, sub.retrieval_count, sub.floor, params, found.penalty)
+        keep = np.flatnonzero(scored.tier > Tier.OUT)
+        tiers = scored.tier[keep].astype(np.int64)
+        _hits(sub, keep, tiers, self._store.contents(sub.ids[keep].tolist(), tiers.tolist()), scored)
+        self._store.conflicts(sub.ids[keep].tolist(), status=["open", "superseded"])
+        try:  # and the model, which a first query would load
+            self.embedder.embed(["warm up"])
+        except Exception as exc:
+            log.debug("the embedder could not be warmed: %s", exc)
 
     def set_positions(self, ids: Sequence[int] | np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
         """Store memories' places on the landscape's map."""
@@ -516,23 +575,20 @@ class Memory:
         rows = slice(None) if everything else np.flatnonzero(visible)
         n_all = len(state)
         qvec = None
-        candidate_all = np.ones(n_all, dtype=bool)
-        s_all = np.zeros(n_all, dtype=np.float64)
         penalty_all = self._penalty(exclude, vectors, exclude_weight) if n_all else None
         if query and query.strip() and n_all and visible.any():
             qvec = self.embed_query(query)
             cosine = self._similarity_all(query, qvec, vectors)
             found = self._candidates(query, qvec, state, vectors, visible, params.k, exclude, exclude_weight, cosine=cosine)
-            s_all = cosine.astype(np.float64)
-            s_all[found.rows] = found.similarity
-            candidate_all = np.zeros(n_all, dtype=bool)
-            candidate_all[found.rows] = True
+            s_all, candidate_all = self._fused(found, cosine)
+        else:
+            candidate_all = np.ones(n_all, dtype=bool)
+            s_all = np.zeros(n_all, dtype=np.float64)
+        ages = self._effective_ages(when.timestamp(), state, moment)
         if not everything:
             state = state.take(rows)
-        t = scoring.age_days(when.timestamp(), state.created_at, state.last_retrieved_at)
-        scored = scoring.score_all(
-            s_all[rows], t, state.retrieval_count, state.floor, params, penalty_all[rows] if penalty_all is not None else None
-        )
+            ages = ages[rows]
+        scored = scoring.score_aged(s_all[rows], ages, state.floor, params, penalty_all[rows] if penalty_all is not None else None)
         terms = tuple(t.strip() for t in exclude if t and t.strip())
         return Landscape(state, scored, params, when, query, qvec, candidate_all[rows], vectors, rows, terms)
 
@@ -630,6 +686,42 @@ class Memory:
             self.lexical_weight, self.budget_policy = saved
         return history.Replay(event, moment, land, result, history.returned_tiers(event))
 
+    def _fused(self, found: _Candidates, cosine: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """S of every memory (the candidates' with their lexical evidence) and the candidates' mask.
+
+        Kept for the last few candidate sets: a slider move asks again with the same query.
+        """
+        def make() -> tuple[_Candidates, np.ndarray, np.ndarray]:
+            s_all = cosine.astype(np.float64)
+            s_all[found.rows] = found.similarity
+            candidate = np.zeros(len(cosine), dtype=bool)
+            candidate[found.rows] = True
+            s_all.setflags(write=False)
+            candidate.setflags(write=False)
+            return found, s_all, candidate
+
+        kept, s_all, candidate = self._fused_cache.get((id(found), len(cosine)), make)
+        if kept is not found:  # an id reused after the candidates it named were dropped
+            kept, s_all, candidate = make()
+        return s_all, candidate
+
+    def _effective_ages(self, now: float, state: Columns, moment: history.Moment | None = None) -> np.ndarray:
+        """``scoring.effective_age`` of every memory at ``now``, kept while the store's ages and counts stand.
+
+        A slider move rescores the whole store with new parameters at the same
+        "now": the ages are the part of the work that does not change.
+        """
+        def make() -> np.ndarray:
+            ages = scoring.effective_age(scoring.age_days(now, state.created_at, state.last_retrieved_at), state.retrieval_count)
+            ages.setflags(write=False)  # shared between calls
+            return ages
+
+        version = self._store.version()
+        if version is None:
+            return make()
+        # A past moment's usage is rebuilt, not the store's: it is its own key.
+        return self._ages_cache.get((now, version, len(state), moment, self._history[0] if moment else None), make)
+
     def record_view(self, land: Landscape, *, agent_id: str | None = None, actor: str | None = None) -> None:
         """Audit a landscape looked at with a query (the app's searches) as a search that touched nothing.
 
@@ -722,12 +814,10 @@ class Memory:
     def _lexical(self, query: str, state: Columns, rows: np.ndarray) -> np.ndarray:
         """BM25 evidence (``lodviz.lexical``) of each candidate's summary for ``query``."""
         ids = state.ids[np.asarray(rows, dtype=np.int64)].tolist()
-        missing = [memory_id for memory_id in ids if memory_id not in self._documents]
-        if missing:
-            texts = self._store.contents(missing, [int(Tier.SUMMARY)] * len(missing))
-            for memory_id in missing:
-                self._documents[memory_id] = lex.document(texts[memory_id][0])
-        return lex.scores(query, [self._documents[memory_id] for memory_id in ids])
+        # Summaries come from the store's in-memory copy; ``text_scores`` splits
+        # all of them at once, so nothing per memory is kept between searches.
+        texts = self._store.contents(ids, [int(Tier.SUMMARY)] * len(ids))
+        return lex.text_scores(query, [texts[memory_id][0] for memory_id in ids])
 
     def _similarity_all(self, query: str, qvec: np.ndarray, vectors: np.ndarray) -> np.ndarray:
         """S of every stored memory for ``query``, kept for the last few queries.
@@ -1156,7 +1246,6 @@ class Memory:
                 details={"reason": reason, "kind": record.kind},
             ),
         )
-        self._documents.pop(record.id, None)
         for tier in (1, 2, 3):
             self._line_tokens.pop((record.id, tier), None)
         self._candidate_cache.clear()
@@ -1673,7 +1762,7 @@ class Memory:
         return sorted(set(state.agent_id[~state.forgotten].astype(str).tolist()))
 
     def close(self) -> None:
-        self._store.close()
+        self._store.close()  # a background warm in progress holds the store's lock for one step; close waits for it
 
     def __enter__(self) -> Memory:
         return self
@@ -1698,7 +1787,7 @@ def _serialised(method: Callable[..., Any]) -> Callable[..., Any]:
 # none can be forgotten: an operation is several store calls plus caches, and
 # two threads must not interleave them.
 for _name, _member in list(vars(Memory).items()):
-    if _name.startswith("_"):
+    if _name.startswith("_") or _name == "wait_warm":  # waiting for the warm thread must not hold what it needs
         continue
     if isinstance(_member, property) and _member.fget is not None:
         setattr(Memory, _name, property(_serialised(_member.fget), _member.fset, _member.fdel, _member.__doc__))

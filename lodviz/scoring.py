@@ -103,17 +103,30 @@ def age_days(
 
 def decay(t_days: np.ndarray, retrieval_count: np.ndarray, lam: float) -> np.ndarray:
     """D = exp(-lambda * t / (1 + ln(1 + r))), in (0, 1]."""
-    # exp(-lam * t / (1 + log1p(r))), the same operations in the same order,
-    # in place on two fresh arrays instead of six temporaries.
+    return decay_of(effective_age(t_days, retrieval_count), lam)
+
+
+def effective_age(t_days: np.ndarray, retrieval_count: np.ndarray) -> np.ndarray:
+    """``t / (1 + ln(1 + r))``: the part of D that does not depend on lambda.
+
+    A slider move changes lambda, never the ages or the counts, so the
+    landscape keeps this per "now" and a rescoring starts from it.
+    """
+    # In place on two fresh arrays instead of six temporaries.
     t = np.array(t_days, dtype=np.float64)
     np.maximum(t, 0.0, out=t)
     r = np.array(retrieval_count, dtype=np.float64)
     np.maximum(r, 0.0, out=r)
     np.log1p(r, out=r)
     r += 1.0
-    t *= -lam
     t /= r
-    return np.exp(t, out=t)
+    return t
+
+
+def decay_of(age: np.ndarray, lam: float) -> np.ndarray:
+    """D from ``effective_age``: ``exp(-lambda * age)`` (the same operations as ``decay``, so the same bits)."""
+    d = np.multiply(age, -lam, dtype=np.float64)
+    return np.exp(d, out=d)
 
 
 def lod_score(s: np.ndarray, d: np.ndarray, alpha: float) -> np.ndarray:
@@ -198,13 +211,39 @@ def score_all(
 
     This is the whole rescoring a slider move needs: no embedding, no query.
     """
-    d = decay(t_days, retrieval_count, params.lam)
-    score = lod_score(s, d, params.alpha)
-    if penalty is None:
-        penalty = np.zeros_like(score)
-    else:
-        score = penalised(score, penalty)
-    return Scored(np.asarray(s), d, penalty, score, tiers(score, params, floor))
+    return score_aged(s, effective_age(t_days, retrieval_count), floor, params, penalty)
+
+
+def score_aged(
+    s: np.ndarray,
+    age: np.ndarray,
+    floor: np.ndarray,
+    params: Params,
+    penalty: np.ndarray | None = None,
+) -> Scored:
+    """``score_all`` from ``effective_age`` (kept per "now"): D, L and tiers in a few passes.
+
+    The same operations in the same order as ``decay``, ``lod_score`` and
+    ``tiers``, so the same float64 bits and the same tiers as a search; only
+    written into arrays made once, where numpy would make a temporary per
+    operation. float32 would halve the memory traffic, but a score within its
+    rounding of a threshold could then take another tier than in a search.
+    """
+    d = decay_of(age, params.lam)
+    if penalty is not None:
+        score = penalised(lod_score(s, d, params.alpha), penalty)
+        return Scored(np.asarray(s), d, penalty, score, tiers(score, params, floor))
+    score = np.multiply(s, params.alpha, dtype=np.float64)
+    rest = np.multiply(d, 1.0 - params.alpha)
+    np.add(score, rest, out=score)
+    # L >= theta3, theta2, theta1 counted into one int8 array (see ``tiers``).
+    reached = np.empty(len(score), dtype=bool)
+    tier = np.greater_equal(score, params.theta3, out=np.empty(len(score), dtype=bool)).view(np.int8)
+    for theta in (params.theta2, params.theta1):
+        np.greater_equal(score, theta, out=reached)
+        np.add(tier, reached.view(np.int8), out=tier)
+    np.maximum(tier, np.asarray(floor, dtype=np.int8), out=tier)
+    return Scored(np.asarray(s), d, np.zeros(len(score)), score, tier)
 
 
 

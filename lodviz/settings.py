@@ -10,6 +10,7 @@ gets them as command-line arguments.
     LODVIZ_EMBEDDING_MODEL   a sentence-transformers name or path (default: bundled MiniLM)
     LODVIZ_COMPRESSOR        extractive (default) or openai
     LODVIZ_HOME              lodviz's own files, the demo store among them (default ~/.local/share/lodviz)
+    LODVIZ_MATRIX            how a DuckDB store holds its embeddings in memory: float32 (default), float16 or int8
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class Settings:
     model: str | None = None
     compressor: str = "extractive"
     home: Path = Path.home() / ".local" / "share" / "lodviz"
+    matrix: str = "float32"
 
     @classmethod
     def resolve(
@@ -49,14 +51,18 @@ class Settings:
         store: str | None = None,
         model: str | None = None,
         compressor: str | None = None,
+        matrix: str | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> Settings:
+        from lodviz.matrix import parse_kind
+
         env = os.environ if environ is None else environ
         return cls(
             store=store or env.get("LODVIZ_STORE") or DEFAULT_STORE,
             model=model or env.get("LODVIZ_EMBEDDING_MODEL") or None,
             compressor=(compressor or env.get("LODVIZ_COMPRESSOR") or "extractive").lower(),
             home=lodviz_home(env),
+            matrix=parse_kind(matrix or env.get("LODVIZ_MATRIX")),
         )
 
 

@@ -34,7 +34,7 @@ def prepare_demo(reset: bool = False, home: Path | None = None) -> Path:
         tmp = target.with_name(target.name + ".copying")
         shutil.copyfile(source, tmp)
         os.chmod(tmp, 0o644)
-        for stale in (target.with_name(target.name + ".wal"),):
+        for stale in (target.with_name(target.name + ".wal"), target.with_name(target.name + ".journal")):
             with contextlib.suppress(FileNotFoundError):
                 stale.unlink()
         os.replace(tmp, target)

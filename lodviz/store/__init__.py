@@ -13,15 +13,16 @@ from pathlib import Path
 from lodviz.store.base import Store
 
 
-def open_store(location: str | Path, *, read_only: bool = False) -> Store:
-    """The store at ``location``."""
+def open_store(location: str | Path, *, read_only: bool = False, matrix: str | None = None) -> Store:
+    """The store at ``location``; ``matrix`` is how a DuckDB store holds its embeddings in memory
+    (``lodviz.matrix``; a PostgreSQL store searches with pgvector and ignores it)."""
     from lodviz.store.postgres import PostgresStore, is_postgres_url
 
     if is_postgres_url(location):
         return PostgresStore(str(location), read_only=read_only)
     from lodviz.store.duckdb import DuckDBStore
 
-    return DuckDBStore(location, read_only=read_only)
+    return DuckDBStore(location, read_only=read_only, matrix=matrix)
 
 
 __all__ = ["Store", "open_store"]

@@ -133,6 +133,11 @@ class Store(abc.ABC):
         """Load what searches read from memory now, ahead of the first search."""
         self.snapshot()
 
+    def version(self) -> int | None:
+        """A number that changes whenever ``state()``'s ages or counts do, so results derived from
+        them can be kept; None when the backend cannot tell (another process may write)."""
+        return None
+
     def snapshot(self) -> tuple[Columns, np.ndarray]:
         """``state()`` and ``unit_vectors()`` of the same moment: rows that match.
 

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,7 @@ import pyarrow as pa
 
 from lodviz.access import TokenRecord, current_face
 from lodviz.errors import StoreError
+from lodviz.matrix import UnitRows, parse_kind
 from lodviz.records import ROW_FIELDS
 from lodviz.store.base import (
     TABLE_ORDER,
@@ -47,12 +50,15 @@ from lodviz.store.base import (
     imported_history,
     portable_row,
 )
+from lodviz.store.journal import BATCH, Entry, Journal
 from lodviz.times import utc
 
 log = logging.getLogger("lodviz.store")
 
 #: What a forgotten memory's texts become.
 FORGOTTEN = "(forgotten)"
+#: DuckDB's memory limit in a store with a compact matrix (``lodviz.matrix``).
+COMPACT_DUCKDB_MEMORY = "1GB"
 
 # -- migrations -------------------------------------------------------------
 
@@ -321,6 +327,14 @@ def _aware(value: datetime | None) -> datetime | None:
     return None if value is None else value.replace(tzinfo=UTC)
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _epoch_us(value: datetime) -> int:
+    """Microseconds since the epoch, exactly (a float timestamp would round)."""
+    return (utc(value) - _EPOCH) // timedelta(microseconds=1)
+
+
 _STATE_SQL = """
     SELECT m.id, epoch_us(m.created_at) / 1e6 AS created_at,
            epoch_us(u.last_retrieved_at) / 1e6 AS last_retrieved_at,
@@ -340,12 +354,12 @@ _RECORD_COLUMNS = (
 
 
 class _Cache:
-    """The columns and the unit embedding matrix, grown by doubling."""
+    """The columns and the unit embedding matrix (``lodviz.matrix``), grown by doubling."""
 
-    def __init__(self, state: Columns, vectors: np.ndarray) -> None:
+    def __init__(self, state: Columns, matrix: UnitRows) -> None:
         self.n = len(state)
         self._state = state
-        self._vectors = vectors
+        self.matrix = matrix
         self.short_texts: _ShortTexts | None = None  # loaded by the first search
 
     def code_agents(self, names: Sequence[str]) -> np.ndarray:
@@ -366,7 +380,7 @@ class _Cache:
         return state
 
     def vectors(self) -> np.ndarray:
-        return self._vectors[: self.n]
+        return self.matrix.exact[: self.n]
 
     def append(self, state: Columns, vectors: np.ndarray) -> None:
         need = self.n + len(state)
@@ -379,13 +393,14 @@ class _Cache:
                 new[: self.n] = old[: self.n]
                 grown[name] = new
             self._state = Columns(**grown, agent_names=self._state.agent_names)
-            matrix = np.empty((capacity, vectors.shape[1]), dtype=np.float32)
-            if self.n:  # an empty store's matrix is (0, 0): nothing to carry over
-                matrix[: self.n] = self._vectors[: self.n]
-            self._vectors = matrix
+            if self.matrix.dim == 0:  # an empty store's matrix is (0, 0): nothing to carry over
+                self.matrix = UnitRows(self.matrix.kind, vectors.shape[1], capacity)
+            else:
+                self.matrix.grow(capacity, self.n)
         for name in ROW_FIELDS:
             getattr(self._state, name)[self.n : need] = getattr(state, name)
-        self._vectors[self.n : need] = vectors
+        self.matrix.exact[self.n : need] = vectors
+        self.matrix.written(self.n, need)
         self.n = need
 
     def rows(self, ids: Sequence[int] | np.ndarray) -> np.ndarray:
@@ -396,19 +411,25 @@ class _Cache:
 
 
 class _ShortTexts:
-    """Headline, summary and source of every memory, in the cache's row order.
+    """Headline, summary and source of every memory, in the cache's row order (and the full text in a small store).
 
     A search shows most results as headlines or summaries, scattered over the
     whole file; DuckDB reads them by decompressing a block of 2048 rows per
     hit (~5-7 ms per column for 1000 hits at 1M rows), Arrow takes them from
-    memory in ~0.1 ms. They cost about 250 bytes per memory; full texts, the
-    long ones, stay on disk. Chunks appended by inserts are merged now and then.
+    memory in ~0.1 ms. They cost about 250 bytes per memory. Full texts, the
+    long ones, stay on disk unless all of them together are under
+    ``FULL_TEXTS_IN_MEMORY`` characters: then reading the FULL results from
+    the file (~3-4 ms at 100k memories) would be most of a search's own cost.
+    Chunks appended by inserts are merged now and then.
     """
 
-    COLUMNS = ("headline", "summary", "source")
+    COLUMNS: tuple[str, ...] = ("headline", "summary", "source")
     _MERGE_AT = 16
 
-    def __init__(self, table: pa.Table) -> None:
+    def __init__(self, table: pa.Table, full: bool = False) -> None:
+        self.full = full
+        if full:
+            self.COLUMNS = (*type(self).COLUMNS, "text")
         self._chunks: list[pa.Table] = []
         self._starts: list[int] = []
         self.n = 0
@@ -452,10 +473,17 @@ class DuckDBStore(Store):
 
     #: Retrievals logged since the last fold that make the next touch fold them.
     FOLD_AT = 500_000
+    #: Full texts are held in memory with the short ones while all of them
+    #: together are at most this many characters (~1.2M memories of this
+    #: benchmark's texts, ~0.4 GiB); with a compact matrix, which is chosen to
+    #: save memory, at most ``FULL_TEXTS_IN_MEMORY_COMPACT``: see ``_ShortTexts``.
+    FULL_TEXTS_IN_MEMORY = 400_000_000
+    FULL_TEXTS_IN_MEMORY_COMPACT = 64_000_000
 
-    def __init__(self, path: str | Path = ":memory:", *, read_only: bool = False) -> None:
+    def __init__(self, path: str | Path = ":memory:", *, read_only: bool = False, matrix: str | None = None) -> None:
         self.path = str(path)
         self.read_only = read_only
+        self.matrix = parse_kind(matrix)  # how the embedding matrix is held in memory (``lodviz.matrix``)
         if self.path != ":memory:":
             parent = Path(self.path).expanduser().resolve().parent
             if not parent.is_dir():
@@ -466,6 +494,11 @@ class DuckDBStore(Store):
             # DuckDB's own progress bar would print over the CLI's output and the app's logs.
             self._con = duckdb.connect(self.path, read_only=read_only)
             self._con.execute("SET enable_progress_bar = false").fetchall()
+            if self.matrix != "float32":
+                # A compact matrix is chosen to save memory; DuckDB's buffer
+                # manager would otherwise keep the blocks the first load read
+                # (1.8 GiB at 1M memories, up to 80% of RAM by default).
+                self._con.execute(f"SET memory_limit = '{COMPACT_DUCKDB_MEMORY}'").fetchall()
         except duckdb.IOException as exc:
             raise StoreError(_lock_message(self.path, exc)) from None
         except duckdb.Error as exc:
@@ -473,17 +506,150 @@ class DuckDBStore(Store):
         self._lock = threading.RLock()
         self._depth = 0  # how deep in atomic() blocks this connection is
         self._cache: _Cache | None = None
+        self._version = 0  # see ``version``: grows with every change to the cached columns' ages and counts
         self._meta: dict[str, str] | None = None
+        self._profiles: dict[str, dict[str, Any]] | None = None
         self._pending_retrievals = 0
+        # Every id that appears in a conflict, sorted; None until read. A search
+        # asks whether any of its 1000 results is in one (~5 ms as a query at
+        # 100k memories); only this connection writes the file, so the answer
+        # is kept and dropped whenever the conflicts table changes.
+        self._in_conflicts: np.ndarray | None = None
+        # Searches' writes go through the journal (``lodviz.store.journal``) in a file store.
+        self._journal: Journal | None = None
         try:
             if read_only:
                 self._check_schema()
+                self._check_journal()
             else:
                 apply_migrations(self._con)
+                self._open_journal()
                 self.fold_retrievals()
         except duckdb.Error as exc:
             self._con.close()
             raise StoreError(f"{self.path} is not a lodviz store: {exc}") from None
+        except BaseException:
+            self._con.close()
+            raise
+
+    # -- the journal of searches' writes ---------------------------------------------
+
+    def _journal_path(self) -> str:
+        return self.path + ".journal"
+
+    def _open_journal(self) -> None:
+        """Apply what a crashed process left in the journal, and journal from now on."""
+        if self.path == ":memory:":
+            return
+        meta = self.meta()
+        # The store's id is made by its first journalled write, not here: an
+        # open must leave a new store empty (``lodviz migrate`` copies into one).
+        store_id = meta.get("store_id", "")
+        applied = int(meta.get("journal_applied", "0") or 0)
+        left = Journal.read(self._journal_path(), store_id, applied) if store_id else []
+        self._journal = Journal(self._journal_path(), store_id)
+        self._journal.resume(left, applied)
+        if left:
+            log.info("%s: applying %d journalled writes the last process left", self.path, len(left))
+            self._apply_journal()
+        elif os.path.getsize(self._journal_path()):
+            self._journal.clear()  # applied already; the process died before emptying it
+
+    def _check_journal(self) -> None:
+        """A read-only open cannot apply a journal: refuse rather than show a past the log does not match."""
+        if self.path == ":memory:":
+            return
+        meta = self.meta()
+        left = Journal.read(self._journal_path(), meta.get("store_id", ""), int(meta.get("journal_applied", "0") or 0))
+        if left:
+            raise StoreError(
+                f"{self.path} has {len(left)} journalled writes the last process did not apply "
+                "(it did not close the store); open it once without read-only to apply them."
+            )
+
+    def _journal_write(self, ids: list[int], now: datetime | None, audit: AuditEvent | None) -> bool:
+        """Journal a search's writes if this store journals and no transaction is open; False otherwise."""
+        if self._journal is None or self._depth:
+            return False
+        if not self._journal.store_id:
+            # The first journalled write names the store (a copy keeps its source's name).
+            self._journal.store_id = self.meta().get("store_id") or uuid.uuid4().hex
+            self.set_meta({"store_id": self._journal.store_id})
+        row: dict[str, Any] = {}
+        if audit is not None:
+            audit.details.setdefault("face", current_face())
+            row = {
+                "occurred_us": _epoch_us(audit.at or _utcnow()),
+                "action": audit.action,
+                "actor": audit.actor,
+                "agent_id": audit.agent_id,
+                "memory_id": audit.memory_id,
+                "query": audit.query,
+                "details": dumps(audit.details),
+            }
+        self._journal.append(ids, _epoch_us(now) if ids and now is not None else None, row)
+        return True
+
+    def _settle(self) -> None:
+        """Bring the tables up to date with the journal (before a write or a read of audit or usage)."""
+        if self._journal is not None and self._journal.pending and not self._depth:
+            self._apply_journal()
+
+    def _apply_journal(self) -> None:
+        """Write the journal's pending entries to the tables in one transaction, then empty it."""
+        with self._lock:
+            journal = self._journal
+            if journal is None or not journal.pending:
+                return
+            entries: list[Entry] = list(journal.pending)
+            ids = [i for e in entries for i in e.ids]
+            audits = [e.audit for e in entries if e.audit]
+            self._run("BEGIN TRANSACTION")
+            try:
+                if ids:
+                    # Explicit sequence numbers, in journal order: of a memory's
+                    # retrievals, the last one logged sets last_retrieved_at.
+                    top = int(self._run("SELECT max(nextval('retrieval_order')) FROM range(?)", [len(ids)])[0][0])
+                    at = np.concatenate([np.full(len(e.ids), e.retrieved_us or 0, dtype=np.int64) for e in entries if e.ids])
+                    self._insert_arrow(
+                        "retrievals",
+                        pa.table({
+                            "memory_id": pa.array(ids, pa.int64()),
+                            "retrieved_at": pa.array(at, pa.timestamp("us")),
+                            "seq": pa.array(np.arange(top - len(ids) + 1, top + 1, dtype=np.int64)),
+                        }),
+                    )
+                if audits:
+                    top = int(self._run("SELECT max(nextval('audit_id')) FROM range(?)", [len(audits)])[0][0])
+                    self._insert_arrow(
+                        "audit",
+                        pa.table({
+                            "id": pa.array(np.arange(top - len(audits) + 1, top + 1, dtype=np.int64)),
+                            "occurred_at": pa.array([a["occurred_us"] for a in audits], pa.timestamp("us")),
+                            "action": pa.array([a["action"] for a in audits], pa.string()),
+                            "actor": pa.array([a["actor"] for a in audits], pa.string()),
+                            "agent_id": pa.array([a["agent_id"] for a in audits], pa.string()),
+                            "memory_id": pa.array([a["memory_id"] for a in audits], pa.int64()),
+                            "query": pa.array([a["query"] for a in audits], pa.string()),
+                            "details": pa.array([a["details"] for a in audits], pa.string()),
+                        }),
+                    )
+                self._run("INSERT OR REPLACE INTO meta VALUES ('journal_applied', ?)", [str(entries[-1].seq)])
+                self._run("COMMIT")
+            except BaseException:
+                self._run("ROLLBACK")
+                raise
+            finally:
+                self._meta = None
+            journal.clear()
+            self._pending_retrievals += len(ids)
+
+    def _insert_arrow(self, table: str, rows: pa.Table) -> None:
+        self._con.register("_journalled", rows)
+        try:
+            self._run(f"INSERT INTO {table} ({', '.join(rows.column_names)}) SELECT * FROM _journalled")
+        finally:
+            self._con.unregister("_journalled")
 
     def _check_schema(self) -> None:
         names = {r[0] for r in self._con.execute("SELECT name FROM _migrations").fetchall()}
@@ -513,6 +679,7 @@ class DuckDBStore(Store):
                 finally:
                     self._depth -= 1
                 return
+            self._settle()  # journalled writes first: the audit log keeps the order things happened in
             self._run("BEGIN TRANSACTION")
             self._depth = 1
             try:
@@ -521,6 +688,7 @@ class DuckDBStore(Store):
                 self._depth = 0
                 self._run("ROLLBACK")
                 self._meta = None  # what a rolled-back set_meta cached is not in the file
+                self._profiles = None
                 raise
             self._depth = 0
             self._run("COMMIT")
@@ -655,6 +823,8 @@ class DuckDBStore(Store):
                     for link in links
                     if ids[link.index] is not None and (not link.other_is_new or ids[link.other] is not None)
                 ]
+                if found:
+                    self._in_conflicts = None
                 for memory_id, other_id, similarity, reason in found:
                     self._run(
                         "INSERT INTO conflicts (memory_id, other_id, similarity, reason, detected_at) VALUES (?, ?, ?, ?, ?) "
@@ -670,6 +840,7 @@ class DuckDBStore(Store):
             if self._cache is not None:
                 codes = self._cache.code_agents([m.agent_id for m in rows])
                 self._cache.append(_state_of(rows, [int(ids[i] or 0) for i in fresh], codes), _unit(vectors))
+                self._version += 1
                 if self._cache.short_texts is not None:
                     self._cache.short_texts.extend(table)
             return ids
@@ -681,6 +852,7 @@ class DuckDBStore(Store):
         # Two narrow lookups: joining the usage tables would hash all of them
         # (15-30 ms at 1M memories) to find a handful of rows.
         with self._lock:
+            self._settle()
             rows = self._run(
                 f"SELECT {_RECORD_COLUMNS} FROM memories m WHERE m.id IN (SELECT unnest(?::BIGINT[]))", [ids]
             )
@@ -713,12 +885,13 @@ class DuckDBStore(Store):
             short = self._short_texts()
             sources = short.take(rows, "source")
             texts: list[str | None] = [None] * len(ids)
-            for tier, column in self._TIER_COLUMN.items():
+            columns = {**self._TIER_COLUMN, 3: "text"} if short.full else self._TIER_COLUMN
+            for tier, column in columns.items():
                 positions = np.flatnonzero(tiers == tier)
                 if len(positions):
                     for position, text in zip(positions.tolist(), short.take(rows[positions], column)):
                         texts[position] = text
-            positions = np.flatnonzero(tiers >= 3)
+            positions = np.flatnonzero(tiers >= 3) if not short.full else np.zeros(0, dtype=np.int64)
             if len(positions):
                 full: dict[int, str] = dict(
                     self._run(
@@ -737,13 +910,17 @@ class DuckDBStore(Store):
     def _short_texts(self) -> _ShortTexts:
         cache = self._load()
         if cache.short_texts is None:
-            table = self._con.sql("SELECT id, headline, summary, source FROM memories").to_arrow_table()
+            limit = self.FULL_TEXTS_IN_MEMORY if self.matrix == "float32" else self.FULL_TEXTS_IN_MEMORY_COMPACT
+            full = int(cache.column("len_text")[: cache.n].sum()) <= limit
+            table = self._con.sql(
+                f"SELECT id, headline, summary, source{', text' if full else ''} FROM memories"
+            ).to_arrow_table()
             order = np.argsort(table.column("id").to_numpy(), kind="stable")
             if not np.array_equal(table.column("id").to_numpy()[order], cache.column("ids")[: cache.n]):
                 raise StoreError(f"{self.path} changed under this process; reopen it.")
             if np.any(order[1:] < order[:-1]):
                 table = table.take(pa.array(order))
-            cache.short_texts = _ShortTexts(table)
+            cache.short_texts = _ShortTexts(table, full=full)
         return cache.short_texts
 
     def count(self) -> int:
@@ -753,13 +930,20 @@ class DuckDBStore(Store):
     def _load(self) -> _Cache:
         with self._lock:
             if self._cache is None:
+                self._settle()
                 ids = self._con.sql("SELECT id FROM memories ORDER BY id").to_arrow_table().column("id")
                 batches = self._con.sql(_STATE_SQL.format(where="")).to_arrow_reader(_LOAD_BATCH)
-                self._cache = _Cache(*_state_from_batches(batches, np.asarray(ids.to_numpy(), dtype=np.int64)))
+                self._cache = _Cache(*_state_from_batches(batches, np.asarray(ids.to_numpy(), dtype=np.int64), self.matrix))
+                self._version += 1
             return self._cache
 
     def state(self) -> Columns:
         return self._load().state()
+
+    def version(self) -> int:
+        # Only this connection writes the file, and every write it makes to the
+        # columns' ages and counts goes through ``touch``/``insert``/``_load``.
+        return self._version
 
     def unit_vectors(self) -> np.ndarray:
         return self._load().vectors()
@@ -769,23 +953,44 @@ class DuckDBStore(Store):
             cache = self._load()
             return cache.state(), cache.vectors()
 
+    def nearest(
+        self,
+        query: np.ndarray,
+        k: int,
+        visible: np.ndarray | None = None,
+        vectors: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        with self._lock:
+            matrix = self._load().matrix
+            n = len(vectors) if vectors is not None else self._load().n
+        if not matrix.compact:
+            self.last_nearest = "scan"
+            return super().nearest(query, k, visible, vectors)
+        # A compact matrix: an approximate scan, then the candidates rescored exactly.
+        self.last_nearest = f"scan-{matrix.kind}"
+        q = _unit(np.asarray(query, dtype=np.float32).reshape(1, -1))[0]
+        return matrix.nearest(q, k, visible, n)
+
     def touch(self, ids: Sequence[int], now: datetime, audit: AuditEvent | None) -> None:
         ids = [int(i) for i in ids]
 
         with self._lock:
-            with self.atomic():
-                if ids:
-                    self._run(
-                        "INSERT INTO retrievals (memory_id, retrieved_at) SELECT unnest(?::BIGINT[]), ?",
-                        [ids, _naive(now)],
-                    )
-                if audit is not None:
-                    self._insert_audit(audit)
+            if not self._journal_write(ids, now, audit):
+                with self.atomic():
+                    if ids:
+                        self._run(
+                            "INSERT INTO retrievals (memory_id, retrieved_at) SELECT unnest(?::BIGINT[]), ?",
+                            [ids, _naive(now)],
+                        )
+                    if audit is not None:
+                        self._insert_audit(audit)
+                self._pending_retrievals += len(ids)
             if self._cache is not None and ids:
                 rows = self._cache.rows(ids)
                 self._cache.column("last_retrieved_at")[rows] = utc(now).timestamp()
                 np.add.at(self._cache.column("retrieval_count"), rows, 1)  # an id listed twice counts twice
-            self._pending_retrievals += len(ids)
+                self._version += 1
+            self._apply_if_long()
             if self._pending_retrievals >= self.FOLD_AT:
                 try:
                     self.fold_retrievals()
@@ -837,12 +1042,15 @@ class DuckDBStore(Store):
             if self._cache is not None:
                 row = self._cache.rows([memory_id])
                 self._cache.column("forgotten")[row] = True
-                self._cache._vectors[row] = 0.0
+                self._cache.matrix.exact[row] = 0.0
+                self._cache.matrix.written_at(row)
                 self._cache.short_texts = None  # the texts are gone: read them again when needed
 
     def conflicts(
         self, ids: Sequence[int] | None = None, status: Sequence[str] | None = None, limit: int | None = None
     ) -> list[Conflict]:
+        if ids is not None and not self._any_in_conflicts(ids):
+            return []
         clauses: list[str] = []
         args: list[Any] = []
         if ids is not None:
@@ -866,6 +1074,18 @@ class DuckDBStore(Store):
             )
             for r in rows
         ]
+
+    def _any_in_conflicts(self, ids: Sequence[int]) -> bool:
+        with self._lock:
+            if self._in_conflicts is None:
+                rows = self._run("SELECT memory_id FROM conflicts UNION SELECT other_id FROM conflicts")
+                self._in_conflicts = np.unique(np.asarray([r[0] for r in rows], dtype=np.int64))
+            known = self._in_conflicts
+        if not len(known):
+            return False
+        wanted = np.asarray(ids, dtype=np.int64)
+        at = np.minimum(np.searchsorted(known, wanted), len(known) - 1)
+        return bool(np.any(known[at] == wanted))
 
     def resolve_conflict(
         self, memory_id: int, other_id: int, status: str, superseded_id: int | None, audit: AuditEvent
@@ -940,8 +1160,20 @@ class DuckDBStore(Store):
     # -- audit and profiles ---------------------------------------------------
 
     def record(self, event: AuditEvent) -> None:
-        with self.atomic():
-            self._insert_audit(event)
+        with self._lock:
+            if self._journal_write([], None, event):
+                self._apply_if_long()
+                return
+            with self.atomic():
+                self._insert_audit(event)
+
+    def _apply_if_long(self) -> None:
+        """Apply the journal once it holds ``BATCH`` entries; they are safe in it if this fails."""
+        if self._journal is not None and len(self._journal.pending) >= BATCH and not self._depth:
+            try:
+                self._apply_journal()
+            except duckdb.Error as exc:
+                log.warning("could not apply the journal to %s yet: %s", self.path, exc)
 
     def audit(
         self,
@@ -976,6 +1208,7 @@ class DuckDBStore(Store):
             args.append(int(memory_id))
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         with self._lock:
+            self._settle()
             rows = self._con.execute(
                 "SELECT id, occurred_at, action, actor, agent_id, memory_id, query, details FROM audit "
                 f"{where} ORDER BY id DESC LIMIT ?",
@@ -1001,11 +1234,15 @@ class DuckDBStore(Store):
         return self.profiles().get(agent_id)
 
     def profiles(self) -> dict[str, dict[str, Any]]:
+        # Kept in memory, like meta: an agent's every search asks for its profile,
+        # and only this connection writes the file.
         with self._lock:
-            rows = self._con.execute(
-                f"SELECT agent_id, {', '.join(self._PROFILE_FIELDS)} FROM profiles ORDER BY agent_id"
-            ).fetchall()
-        return {r[0]: dict(zip(self._PROFILE_FIELDS, r[1:])) for r in rows}
+            if self._profiles is None:
+                rows = self._con.execute(
+                    f"SELECT agent_id, {', '.join(self._PROFILE_FIELDS)} FROM profiles ORDER BY agent_id"
+                ).fetchall()
+                self._profiles = {r[0]: dict(zip(self._PROFILE_FIELDS, r[1:])) for r in rows}
+            return {agent: dict(values) for agent, values in self._profiles.items()}
 
     def set_profile(self, agent_id: str, values: dict[str, Any], audit: AuditEvent) -> None:
         with self.atomic():
@@ -1015,6 +1252,7 @@ class DuckDBStore(Store):
                 [agent_id, *(values[f] for f in self._PROFILE_FIELDS), _naive(_utcnow())],
             )
             self._insert_audit(audit)
+            self._profiles = None  # inside the transaction, under the lock: no reader can cache the old row
 
     def metadata(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
         if not len(ids):
@@ -1057,6 +1295,7 @@ class DuckDBStore(Store):
         columns = TABLES[table]
         source = "usage_totals" if table == "usage" else table
         with self._lock:
+            self._settle()
             cursor = self._con.cursor()
         try:
             cursor.execute(f"SELECT {', '.join(columns)} FROM {source} ORDER BY {TABLE_ORDER[table]}")
@@ -1076,6 +1315,8 @@ class DuckDBStore(Store):
         marks = ", ".join("?" for _ in columns)
         with self.atomic():
             self._con.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", stored)
+            self._in_conflicts = None
+            self._profiles = None
 
     def finish_copy(self) -> None:
         with self._lock, self.atomic():
@@ -1085,9 +1326,18 @@ class DuckDBStore(Store):
                     self._run(f"SELECT max(nextval('{sequence}')) FROM range({top})")
             self._cache = None
             self._meta = None
+            self._in_conflicts = None
+            self._profiles = None
 
     def close(self) -> None:
         with self._lock:
+            if self._journal is not None:
+                try:
+                    self._settle()
+                except duckdb.Error as exc:  # the journal keeps them: the next open applies them
+                    log.warning("could not apply the journal to %s on close: %s", self.path, exc)
+                self._journal.close()
+                self._journal = None
             try:
                 self._con.close()
             except duckdb.Error:  # already closed
@@ -1137,14 +1387,14 @@ def _state_of(rows: Sequence[NewMemory], ids: Sequence[int], codes: np.ndarray) 
 _LOAD_BATCH = 65_536
 
 
-def _state_from_batches(batches: pa.RecordBatchReader, ids: np.ndarray) -> tuple[Columns, np.ndarray]:
+def _state_from_batches(batches: pa.RecordBatchReader, ids: np.ndarray, kind: str = "float32") -> tuple[Columns, UnitRows]:
     """The state and unit matrix, in id order, from a stream of ``_STATE_SQL`` batches.
 
     ``ids`` are every memory's id, sorted. Batches arrive in any order (the
     usage join is parallel); each batch's embeddings are normalised straight
     into their rows of the one matrix, so no full-size copy is ever made.
     """
-    vectors: np.ndarray | None = None
+    matrix: UnitRows | None = None
     seen = 0
     columns: list[pa.RecordBatch] = []
     rows: list[np.ndarray] = []
@@ -1156,12 +1406,14 @@ def _state_from_batches(batches: pa.RecordBatchReader, ids: np.ndarray) -> tuple
         if np.any(at >= len(ids)) or np.any(ids[np.minimum(at, len(ids) - 1)] != batch_ids):
             raise StoreError("the store changed while it was being read; reopen it.")
         block = batch.column("embedding").flatten().to_numpy().reshape(len(batch), -1)
-        if vectors is None:
-            vectors = np.empty((len(ids), block.shape[1]), dtype=np.float32)
+        if matrix is None:
+            matrix = UnitRows(kind, block.shape[1], len(ids))
         if at[-1] - at[0] == len(at) - 1 and np.all(np.diff(at) == 1):
-            _unit(block, out=vectors[at[0] : at[-1] + 1])
+            _unit(block, out=matrix.exact[at[0] : at[-1] + 1])
+            matrix.written(int(at[0]), int(at[-1]) + 1)
         else:
-            vectors[at] = _unit(block)
+            matrix.exact[at] = _unit(block)
+            matrix.written_at(at)
         seen += len(batch)
         # A copy of the small columns: a slice would keep the batch's whole
         # import alive, embeddings included (1.4 GiB more at the peak at 1M).
@@ -1177,9 +1429,9 @@ def _state_from_batches(batches: pa.RecordBatchReader, ids: np.ndarray) -> tuple
         if np.any(order[1:] < order[:-1]):
             table = table.take(pa.array(order))
     state = _state_from_arrow(table)
-    if vectors is None:
-        return state, np.zeros((0, 0), dtype=np.float32)
-    return state, vectors
+    if matrix is None:
+        return state, UnitRows(kind, 0, 0)
+    return state, matrix
 
 
 def _state_from_arrow(table: pa.Table) -> Columns:

@@ -1,0 +1,111 @@
+"""The DuckDB store's journal: a search's writes are on disk when it returns, and reach the tables once."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from lodviz.errors import StoreError
+from lodviz.store.base import AuditEvent
+from lodviz.store.duckdb import DuckDBStore
+from lodviz.store.journal import BATCH
+from tests.store.test_store import T0, memory
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _usage(store: DuckDBStore) -> dict[int, tuple[int, datetime | None]]:
+    records = store.get(store.state().ids.tolist())
+    return {i: (r.retrieval_count, r.last_retrieved_at) for i, r in records.items()}
+
+
+def test_searches_acknowledged_before_a_crash_are_in_the_tables_after_it(tmp_path: Path) -> None:
+    path = tmp_path / "s.duckdb"
+    with DuckDBStore(path) as store:
+        store.insert([memory(i) for i in range(5)], None)
+    worker = textwrap.dedent(
+        f"""
+        import os, sys
+        from datetime import datetime, UTC
+        sys.path.insert(0, {str(ROOT)!r})
+        from lodviz.store.duckdb import DuckDBStore
+        from lodviz.store.base import AuditEvent
+        store = DuckDBStore({str(path)!r})
+        for n in range(3):
+            store.touch([1, 2], datetime(2025, 5, 1 + n, tzinfo=UTC), AuditEvent(action="search", actor="w", query=f"q{{n}}", details={{"touched": [1, 2]}}))
+        store.record(AuditEvent(action="search", actor="w", query="look", details={{"looked_only": True}}))
+        print("acknowledged", flush=True)
+        os._exit(0)  # no close: as if killed
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", worker], capture_output=True, text=True, check=True)
+    assert "acknowledged" in out.stdout
+    assert Path(str(path) + ".journal").stat().st_size > 0  # nothing was applied before the "crash"
+    with DuckDBStore(path) as store:
+        usage = _usage(store)
+        assert usage[1] == (3, datetime(2025, 5, 3, tzinfo=UTC))
+        assert usage[2] == (3, datetime(2025, 5, 3, tzinfo=UTC))
+        assert usage[3] == (0, None)
+        queries = [e.query for e in reversed(store.audit(actions=["search"]))]
+        assert queries == ["q0", "q1", "q2", "look"]
+    assert Path(str(path) + ".journal").stat().st_size == 0
+    with DuckDBStore(path) as store:  # applied once: a second open adds nothing
+        assert _usage(store)[1][0] == 3
+        assert len(store.audit(actions=["search"])) == 4
+
+
+def test_a_torn_last_line_was_never_acknowledged_and_is_dropped(tmp_path: Path) -> None:
+    path = tmp_path / "s.duckdb"
+    with DuckDBStore(path) as store:
+        store.insert([memory(1)], None)
+        store.touch([1], T0, AuditEvent(action="search", actor="t", query="kept"))
+        journal = Path(store._journal_path()).read_bytes()
+        assert journal.endswith(b"\n")
+        store._journal = None  # leave the line in the file, as a crash would
+        store._con.close()
+    # A crash in the middle of the next line's write:
+    Path(str(path) + ".journal").write_bytes(journal + journal[: len(journal) // 2])
+    with DuckDBStore(path) as store:
+        assert [e.query for e in store.audit(actions=["search"])] == ["kept"]
+        assert _usage(store)[1][0] == 1
+
+
+def test_a_read_only_open_refuses_a_journal_it_cannot_apply(tmp_path: Path) -> None:
+    path = tmp_path / "s.duckdb"
+    with DuckDBStore(path) as store:
+        store.insert([memory(1)], None)
+        store.touch([1], T0, AuditEvent(action="search", actor="t", query="q"))
+        store._journal = None
+        store._con.close()
+    with pytest.raises(StoreError, match="journalled"):
+        DuckDBStore(path, read_only=True)
+    DuckDBStore(path).close()  # a writable open applies it
+    with DuckDBStore(path, read_only=True) as store:
+        assert _usage(store)[1][0] == 1
+
+
+def test_other_writes_come_after_the_journalled_searches_in_the_audit_log(tmp_path: Path) -> None:
+    with DuckDBStore(tmp_path / "s.duckdb") as store:
+        store.insert([memory(1)], None)
+        store.touch([1], T0, AuditEvent(action="search", actor="t", query="first"))
+        store.set_floor(1, 2, AuditEvent(action="promote", actor="t", memory_id=1))
+        store.record(AuditEvent(action="search", actor="t", query="third"))
+        events = list(reversed(store.audit()))
+        assert [e.action for e in events][-3:] == ["search", "promote", "search"]
+        assert [e.id for e in events] == sorted(e.id for e in events)
+
+
+def test_the_journal_is_applied_in_batches(tmp_path: Path) -> None:
+    with DuckDBStore(tmp_path / "s.duckdb") as store:
+        store.insert([memory(1)], None)
+        for _ in range(BATCH - 1):
+            store.touch([1], T0, AuditEvent(action="search", actor="t", query="q"))
+        assert store._journal is not None and len(store._journal.pending) == BATCH - 1
+        store.touch([1], T0, AuditEvent(action="search", actor="t", query="q"))
+        assert not store._journal.pending
+        assert _usage(store)[1][0] == BATCH
