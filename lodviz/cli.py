@@ -914,7 +914,7 @@ def serve_command(
     settings = _serve_settings(ctx, store)
     serve(
         settings.store, host=host, port=port, open_browser=not no_open, model=settings.model, compressor=settings.compressor,
-        idle_timeout=idle_timeout, auth=auth, read_only=read_only, allowed_hosts=allowed_host,
+        matrix=settings.matrix, idle_timeout=idle_timeout, auth=auth, read_only=read_only, allowed_hosts=allowed_host,
     )
     _end_served_process(ctx)
 
@@ -943,7 +943,10 @@ def demo_command(ctx: click.Context, host: str, port: int, reset: bool, no_open:
         if not no_open:
             launch_browser(running.url)
         return
-    serve(target, host=host, port=port, open_browser=not no_open, model=settings.model, compressor=settings.compressor, read_only=read_only)
+    serve(
+        target, host=host, port=port, open_browser=not no_open, model=settings.model, compressor=settings.compressor,
+        matrix=settings.matrix, read_only=read_only,
+    )
     _end_served_process(ctx)
 
 
@@ -966,7 +969,10 @@ def mcp_command(ctx: click.Context, store: str | None, agent: str | None, http: 
     """
     settings = _serve_settings(ctx, store)
     if http:
-        serve(settings.store, host=host, port=port, open_browser=False, agent=agent, model=settings.model, compressor=settings.compressor)
+        serve(
+            settings.store, host=host, port=port, open_browser=False, agent=agent, model=settings.model,
+            compressor=settings.compressor, matrix=settings.matrix,
+        )
         _end_served_process(ctx)
         return
     if not agent:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 
@@ -164,14 +165,16 @@ def _counts(wanted: list[str], texts: Sequence[str]) -> tuple[np.ndarray, np.nda
         get = _MEMO.get
         known = [get(word) for word in vocabulary]
         for i in [i for i, term in enumerate(known) if term is None]:
-            known[i] = "" if vocabulary[i] == _END else _term(vocabulary[i])
-        found = [term or "" for term in known]
+            word = vocabulary[i]
+            # Numbers (a reference, a date) are their own terms and rarely repeat: not worth a call.
+            known[i] = "" if word == _END else word.decode("ascii") if word.isdigit() else _term(word)
+        found = np.array(known, dtype=object)
         ends = index == (vocabulary.index(_END) if _END in vocabulary else -1)
         text_of = np.cumsum(ends) - ends  # a word's text: the ends before it
-        counted = np.fromiter((bool(t) for t in found), dtype=bool, count=len(found))[index]
+        counted = (found != "")[index]
         lengths[plain] = np.bincount(text_of[counted], minlength=len(plain))
         position = {term: j for j, term in enumerate(wanted)}
-        which = np.fromiter((position.get(t, -1) for t in found), dtype=np.int64, count=len(found))[index]
+        which = np.array([position.get(t, -1) for t in cast(list[str], known)], dtype=np.int64)[index]
         for j in range(len(wanted)):
             tf[j, plain] = np.bincount(text_of[which == j], minlength=len(plain))
     if len(plain) < n:

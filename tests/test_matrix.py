@@ -125,3 +125,13 @@ def test_int8_codes_and_scan_approximate_the_dot_product():
 def test_an_unknown_matrix_kind_is_refused():
     with pytest.raises(InvalidParameters, match="float32, float16, int8"):
         matrix.parse_kind("float8")
+
+
+def test_the_matrix_setting_comes_from_the_environment_and_is_checked():
+    from lodviz.settings import Settings
+
+    assert Settings.resolve(environ={}).matrix == "float32"
+    assert Settings.resolve(environ={"LODVIZ_MATRIX": "INT8"}).matrix == "int8"
+    assert Settings.resolve(matrix="float16", environ={"LODVIZ_MATRIX": "int8"}).matrix == "float16"
+    with pytest.raises(InvalidParameters):
+        Settings.resolve(environ={"LODVIZ_MATRIX": "bad"})

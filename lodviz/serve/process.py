@@ -67,6 +67,7 @@ def serve(
     agent: str | None = None,
     model: str | None = None,
     compressor: str | None = None,
+    matrix: str | None = None,
     idle_timeout: float | None = None,
     with_app: bool = True,
     embedder: Any = None,
@@ -123,6 +124,7 @@ def serve(
             embedder=embedder,
             actor="app",
             compressor=compressor or "extractive",
+            matrix=matrix,  # how the embedding matrix is held in memory (lodviz.matrix)
             lock=threading.RLock(),  # the app's threads, the MCP workers and the API share it
         )
         server: uvicorn.Server | None = None

@@ -1337,6 +1337,13 @@ class DuckDBStore(Store):
                 except duckdb.Error as exc:  # the journal keeps them: the next open applies them
                     log.warning("could not apply the journal to %s on close: %s", self.path, exc)
                 self._journal.close()
+                if not self._journal.pending:
+                    # Empty: leave no file behind. Still holding DuckDB's lock on the
+                    # store, so no other process can have opened a journal of its own.
+                    try:
+                        os.remove(self._journal_path())
+                    except OSError:
+                        pass
                 self._journal = None
             try:
                 self._con.close()

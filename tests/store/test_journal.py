@@ -53,7 +53,7 @@ def test_searches_acknowledged_before_a_crash_are_in_the_tables_after_it(tmp_pat
         assert usage[3] == (0, None)
         queries = [e.query for e in reversed(store.audit(actions=["search"]))]
         assert queries == ["q0", "q1", "q2", "look"]
-    assert Path(str(path) + ".journal").stat().st_size == 0
+    assert not Path(str(path) + ".journal").exists()  # applied, and a clean close removes it
     with DuckDBStore(path) as store:  # applied once: a second open adds nothing
         assert _usage(store)[1][0] == 3
         assert len(store.audit(actions=["search"])) == 4
@@ -109,3 +109,26 @@ def test_the_journal_is_applied_in_batches(tmp_path: Path) -> None:
         store.touch([1], T0, AuditEvent(action="search", actor="t", query="q"))
         assert not store._journal.pending
         assert _usage(store)[1][0] == BATCH
+
+
+def test_of_journalled_retrievals_the_last_logged_sets_last_retrieved_at(tmp_path: Path) -> None:
+    # The contract (migration 006): a retrieval sets last_retrieved_at to its search's now,
+    # even when an earlier search named a later one; a batch applied at once keeps that order.
+    later, earlier = datetime(2025, 6, 1, tzinfo=UTC), datetime(2025, 5, 1, tzinfo=UTC)
+    with DuckDBStore(tmp_path / "s.duckdb") as store:
+        store.insert([memory(1)], None)
+        store.touch([1], later, AuditEvent(action="search", actor="t", query="first"))
+        store.touch([1], earlier, AuditEvent(action="search", actor="t", query="second"))
+        assert store._journal is not None and len(store._journal.pending) == 2
+        assert _usage(store)[1] == (2, earlier)
+
+
+def test_a_clean_close_leaves_no_journal_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.duckdb"
+    with DuckDBStore(path) as store:
+        store.insert([memory(1)], None)
+        store.touch([1], T0, AuditEvent(action="search", actor="t", query="q"))
+        assert Path(store._journal_path()).exists()
+    assert not Path(str(path) + ".journal").exists()
+    with DuckDBStore(path) as store:
+        assert _usage(store)[1][0] == 1
