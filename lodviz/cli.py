@@ -20,7 +20,7 @@ from typing import Any
 import click
 
 import lodviz
-from lodviz.access import set_face
+from lodviz.access import current_face, set_face
 from lodviz.audit import summarise
 from lodviz.errors import LodvizError
 from lodviz.ingest.importers import read_path
@@ -117,7 +117,11 @@ def cli(ctx: click.Context, store: str, model: str | None, compressor: str, verb
     if verbose:
         logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
     _refuse_password_flag(ctx, store)
+    previous = current_face()
     set_face("cli")
+    # Back to the caller's face when the command ends: a process that runs commands in-process
+    # (click's CliRunner, a notebook) must not audit its later library calls as "cli".
+    ctx.call_on_close(lambda: set_face(previous))
     session = CliContext(Settings.resolve(store=store, model=model, compressor=compressor))
     ctx.obj = session
     ctx.call_on_close(session.close)

@@ -241,3 +241,11 @@ def test_audit_replay_of_what_is_not_a_search_is_one_line(runner, store):
 def test_search_as_of_a_past_day_sees_only_what_existed(runner, store):
     data = json.loads(run(runner, store, "search", "trial results", "--json", "--as-of", "2000-01-01T00:00:00Z").output)
     assert data["items"] == []
+
+
+def test_a_command_run_in_process_leaves_the_callers_face_as_it_was(runner, store):
+    from lodviz.access import current_face
+
+    before = current_face()
+    run(runner, store, "search", "hazard ratios", "--now", NOW)
+    assert current_face() == before
