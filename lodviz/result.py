@@ -153,18 +153,22 @@ def render_items(mode: str, query: str | None, items: Sequence[Hit], exclude: Se
     return "\n".join(lines) + "\n"
 
 
+#: Tier names by tier: ``Tier.name`` is a descriptor call, and a search asks it of up to k items twice.
+_NAMES = {tier: tier.name for tier in Tier}
+
+
 def returned_by_tier(items: Sequence[Hit]) -> dict[str, list[int]]:
     """The ids of ``items`` by tier name: what a search's audit line keeps of its answer."""
     out: dict[str, list[int]] = {tier.name: [] for tier in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
     for item in items:
-        out[item.tier.name].append(int(item.id))
+        out[_NAMES[item.tier]].append(int(item.id))
     return out
 
 
 def count_tiers(items: Sequence[Hit]) -> dict[str, int]:
     counts = {tier.name: 0 for tier in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
     for item in items:
-        counts[item.tier.name] += 1
+        counts[_NAMES[item.tier]] += 1
     return counts
 
 
