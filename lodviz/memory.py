@@ -246,9 +246,13 @@ class Memory:
             reference_time=parse_time(reference, "reference_time") if reference else None,
         )
 
-    def columns(self) -> Columns:
-        """The numeric columns of every memory (forgotten ones included, flagged), read-only by agreement."""
-        return self._store.state()
+    def columns(self, *, as_of: history.Moment | datetime | str | None = None) -> Columns:
+        """The numeric columns of every memory (forgotten ones included, flagged), read-only by agreement.
+
+        ``as_of``: with the usage and floors of a past moment (memories not yet written flagged forgotten).
+        """
+        moment = self._moment(as_of)
+        return self._store.state() if moment is None else self._snapshot(moment)[0]
 
     def snapshot(self) -> tuple[Columns, np.ndarray]:
         """``columns()`` and the unit embedding matrix of the same moment, row for row."""
@@ -599,7 +603,7 @@ class Memory:
         seen, events = self._history
         newer = self._store.audit(actions=list(history.HISTORY_ACTIONS), after_id=seen if seen >= 0 else None, limit=10**12)
         if newer:
-            events = events + list(reversed(newer))
+            events.extend(reversed(newer))  # in place: a session of searches would copy the whole log each time
             self._history = (int(newer[0].id or seen), events)
         return events
 
@@ -652,6 +656,14 @@ class Memory:
         b = self.landscape(query, agent_id=agent_id, params=after, now=now, exclude=exclude, as_of=as_of)
         return tier_changes(a.state.ids, a.returned_tiers(), b.returned_tiers())
 
+    def past_search(self, event_id: int) -> tuple[AuditEvent, Params]:
+        """A search (or browse) on record and the settings it used; ``InvalidInput`` for any other event."""
+        event = self.audit_event(event_id)
+        if event.action not in history.USING:
+            raise InvalidInput(f"audit event #{event_id} is a {event.action}, not a search; only searches can be replayed.")
+        recorded = event.details.get("params")
+        return event, Params.from_dict(recorded) if recorded else self.profile(event.agent_id)
+
     def replay(self, event_id: int) -> history.Replay:
         """A past search as its agent saw it: the store as it was just before it, the same question again.
 
@@ -660,12 +672,9 @@ class Memory:
         settings are the search's own. ``Replay.agrees`` says whether the
         answer rebuilt is the one the audit log recorded.
         """
-        event = self.audit_event(event_id)
-        if event.action not in history.USING or event.action == "expand":
-            raise InvalidInput(f"audit event #{event_id} is a {event.action}, not a search; only searches can be replayed.")
+        event, params = self.past_search(event_id)
         d = event.details
         moment = history.Moment(before_event=int(event.id or 0))
-        params = Params.from_dict(d.get("params") or {}) if d.get("params") else self.profile(event.agent_id)
         when = parse_time(d.get("now"), "now") or event.at or self._now(None)
         exclude = [t for t in d.get("exclude") or [] if isinstance(t, str)]
         weight = float(d.get("exclude_weight", 1.0))

@@ -293,14 +293,8 @@ def replay_state(mem: Memory, event_id: int) -> dict:
 
     Raises ``InvalidInput`` for an event that is not a search.
     """
-    from lodviz.errors import InvalidInput
-    from lodviz.history import USING
-
-    event = mem.audit_event(event_id)
-    if event.action not in USING:
-        raise InvalidInput(f"audit event #{event_id} is a {event.action}, not a search; only searches can be replayed.")
+    event, params = mem.past_search(event_id)
     d = event.details
-    params = Params.from_dict(d["params"]) if d.get("params") else mem.profile(event.agent_id)
     return {
         "event": int(event.id or 0),
         "now": d.get("now") or (event.at.isoformat() if event.at else None),
@@ -313,7 +307,6 @@ def replay_state(mem: Memory, event_id: int) -> dict:
         "actor": event.actor,
         "at": event.at.isoformat() if event.at else None,
         "recorded": d.get("counts") or {},
-        "budgeted": d.get("budget_tokens") is not None,
     }
 
 

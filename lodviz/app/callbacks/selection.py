@@ -227,8 +227,8 @@ def show(app_ctx: AppContext, memory_id: int | None, applied, agent, alpha, lam_
             as_of=request.moment,
         )
         if request.moment is not None:  # the panel's usage numbers are those of the moment shown
-            state = app_ctx.mem.landscape(None, agent_id=request.agent_id, params=params, now=request.now, as_of=request.moment).state
-            rows = np.flatnonzero(state.ids == record.id)
+            state = app_ctx.mem.columns(as_of=request.moment)
+            rows = np.flatnonzero((state.ids == record.id) & ~state.forgotten)
             if not len(rows):
                 return html.Div(f"#{record.id} did not exist yet at the moment shown.", className="empty"), hidden
             record = replace(
