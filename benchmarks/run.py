@@ -68,6 +68,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--workdir", default=None, help="where to build the stores (default: a temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the built stores")
     parser.add_argument("--skip-exact", action="store_true", help="measure only the compact matrices on the stores (a float32 matrix would not fit)")
+    parser.add_argument("--exact-max", type=int, default=2_000_000,
+                        help="above this many memories a store is measured with --large-matrix instead of float32 (default 2,000,000)")
+    parser.add_argument("--large-matrix", default="int8", help="the matrix for stores above --exact-max (default int8)")
     parser.add_argument("--reuse", action="store_true", help="use a store already in --workdir (built with the same size and seed)")
     parser.add_argument("--compact", default="float16,int8", help="compact matrices to measure on each store ('' for none)")
     parser.add_argument("--matrix-sizes", default="", help="sizes at which to measure the int8 matrix alone, without a store (e.g. 10000000)")
@@ -96,6 +99,11 @@ def reps_for(n: int, args: argparse.Namespace) -> int:
     if args.reps:
         return args.reps
     return 20 if n >= 1_000_000 else 30
+
+
+def large_kind(n: int, args: argparse.Namespace) -> str | None:
+    """The compact matrix a store of ``n`` memories is built and measured with, or None for float32."""
+    return args.large_matrix if n > args.exact_max else None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -137,19 +145,20 @@ def main(argv: list[str] | None = None) -> int:
                         if os.path.exists(leftover):
                             os.remove(leftover)
                     log(f"building a synthetic store of {n:,} memories")
-                    built = in_fresh_process(store_bench.build, path, n, args.seed)
+                    built = in_fresh_process(store_bench.build, path, n, args.seed, large_kind(n, args))
                     log(f"  built in {built['seconds']:.1f} s ({gib(built['file_bytes'])} GiB file, peak RSS {built['peak_rss_gib']} GiB)")
                 reps = reps_for(n, args)
                 if not args.skip_exact:
-                    log(f"  measuring: first load, search x{reps}, rescoring x{args.rescore_reps}")
-                    measured = in_fresh_process(store_bench.measure, path, n, args.seed, reps, args.rescore_reps)
+                    kind = large_kind(n, args) or "float32"
+                    log(f"  measuring ({kind} matrix): first load, search x{reps}, rescoring x{args.rescore_reps}")
+                    measured = in_fresh_process(store_bench.measure, path, n, args.seed, reps, args.rescore_reps, 3, kind)
                     measured["build"] = built
                     measured["load_average_after"] = list(os.getloadavg())
                     result["sizes"].append(measured)
                     log("  " + one_line(measured))
                 else:
                     result.setdefault("builds", []).append({"rows": n, **built})
-                for kind in args.compact_list:
+                for kind in ([args.large_matrix] if large_kind(n, args) else args.compact_list):
                     log(f"  the same store with matrix={kind}: first load, search x{reps}, recall of the top 1,000")
                     compact = in_fresh_process(compact_bench.measure_store, path, n, args.seed, kind, reps)
                     result["compact"].append(compact)
@@ -258,7 +267,9 @@ def report(result: dict[str, Any]) -> str:
         for m in sizes:
             s = m["search"]["series"]
             base = s["numpy"]
-            rows.append([f"{m['rows']:,}", "numpy top-k (baseline)", _ms(base["p50_ms"]), _ms(base["p95_ms"]), "1.00x", "1.00x", str(base["n"])])
+            kind = m.get("matrix", "float32")
+            label = "numpy top-k (baseline)" if kind == "float32" else f"{kind} matrix top-k, Store.nearest (baseline: float32 does not fit)"
+            rows.append([f"{m['rows']:,}", label, _ms(base["p50_ms"]), _ms(base["p95_ms"]), "1.00x", "1.00x", str(base["n"])])
             for name in store_bench.SEARCH_VARIANTS:
                 v = s[name]
                 rows.append([f"{m['rows']:,}", f"Memory.search ({name})", _ms(v["p50_ms"]), _ms(v["p95_ms"]),
@@ -292,13 +303,13 @@ def report(result: dict[str, Any]) -> str:
             f = m["first_load"]
             b = m["build"]
             later = m["search"]["series"]["auditor, no touch"]["p50_ms"]
-            rows.append([f"{m['rows']:,}", f"{f['open_ms']:.0f} ms", f"{f['load_ms'] / 1000:.2f} s",
+            rows.append([f"{m['rows']:,} ({m.get('matrix', 'float32')})", f"{f['open_ms']:.0f} ms", f"{f['load_ms'] / 1000:.2f} s",
                          f"{_ms(f.get('first_search_ms', float('nan')))} ({f.get('first_search_ms', float('nan')) / later:.2f}x a later one)", f"{f['matrix_gib']}",
                          f"{f['rss_after_gib']}", str(f.get("rss_after_first_search_gib", "")), f"{f['peak_rss_gib']}",
-                         f"{f['file_gib']}", f"{b['seconds']:.0f} s / {b['peak_rss_gib']}"])
+                         f"{f['file_gib']}", f"{b['seconds']:.0f} s / {b['peak_rss_gib']}", str(f.get("terms_gib"))])
         parts += ["", "### First load (cache fill), first search and memory", "",
                   _table(["memories", "open", "first load (background, waited for)", "first search ms (auditor, no touch)", "matrix GiB", "RSS after load GiB",
-                          "RSS after first search GiB", "peak RSS GiB", "file GiB", "build time / build peak RSS GiB"], rows)]
+                          "RSS after first search GiB", "peak RSS GiB", "file GiB", "build time / build peak RSS GiB", "term index GiB"], rows)]
     if result.get("compact"):
         rows = []
         for c in result["compact"]:

@@ -207,13 +207,17 @@ def query_vectors(n: int, count: int, *, seed: int = 0) -> np.ndarray:
     return geometry.queries(count, np.random.default_rng(seed + 10_000))
 
 
-def build_store(path: str | os.PathLike, n: int, *, seed: int = 0, batch_size: int = 50_000) -> dict:
-    """Write the synthetic store of ``n`` memories to ``path``; returns build facts."""
+def build_store(path: str | os.PathLike, n: int, *, seed: int = 0, batch_size: int = 50_000, matrix: str | None = None) -> dict:
+    """Write the synthetic store of ``n`` memories to ``path``; returns build facts.
+
+    ``matrix`` a compact kind for a store too big for a float32 matrix: the
+    writing connection then also caps DuckDB's memory (``lodviz.matrix``).
+    """
     import lodviz
     from lodviz.store.duckdb import DuckDBStore
 
     start = time.perf_counter()
-    store = DuckDBStore(path)
+    store = DuckDBStore(path, matrix=matrix)
     generate = insert = 0.0
     try:
         t0 = time.perf_counter()
@@ -234,7 +238,7 @@ def build_store(path: str | os.PathLike, n: int, *, seed: int = 0, batch_size: i
     finally:
         store.close()
     # Agent profiles, written through the service as a user would.
-    mem = lodviz.open(path, embedder=StubEmbedder({}))
+    mem = lodviz.open(path, embedder=StubEmbedder({}), matrix=matrix)
     try:
         mem.set_profile("legal-review", "legal", actor="benchmark")
         mem.set_profile("research", "research", actor="benchmark")

@@ -223,6 +223,16 @@ class UnitRows:
         per_row = self.dim * (1 if self.kind == "int8" else 2) + (4 if self.kind == "int8" else 0)
         return n * per_row
 
+    def similarity(self, query: np.ndarray, n: int) -> np.ndarray:
+        """S of the first ``n`` rows for ``query`` (a unit vector), from the compact copy: approximate.
+
+        For views of the whole store (the landscape), where reading every exact
+        row back from the mapped file would cost more than the scan itself.
+        """
+        assert self.codes is not None
+        approx = scan(self.codes[:n], self.scale[:n] if self.scale is not None else None, np.asarray(query, dtype=np.float32))
+        return np.maximum(approx, 0.0, out=approx)
+
     def nearest(self, query: np.ndarray, k: int, visible: np.ndarray | None, n: int) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` rows of the first ``n`` most similar to ``query`` (a unit vector) and their exact S, best first.
 

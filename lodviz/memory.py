@@ -55,7 +55,6 @@ from lodviz.result import (
     Landscape,
     Result,
     StoreInfo,
-    count_tiers,
     date_line,
     header,
     line,
@@ -71,7 +70,7 @@ from lodviz.store.base import (
     MemoryRecord,
     Store,
 )
-from lodviz.times import from_seconds, iso
+from lodviz.times import iso
 from lodviz.tokens import TokenCounter, count, token_counter
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -583,7 +582,11 @@ class Memory:
         if query and query.strip() and n_all and visible.any():
             qvec = self.embed_query(query)
             cosine = self._similarity_all(query, qvec, vectors)
-            found = self._candidates(query, qvec, state, vectors, visible, params.k, exclude, exclude_weight, cosine=cosine)
+            # A compact matrix's S of everything is approximate: the candidates are found exactly, as a search finds them.
+            found = self._candidates(
+                query, qvec, state, vectors, visible, params.k, exclude, exclude_weight,
+                cosine=None if self._store.approximate else cosine,
+            )
             s_all, candidate_all = self._fused(found, cosine)
         else:
             candidate_all = np.ones(n_all, dtype=bool)
@@ -781,7 +784,7 @@ class Memory:
         Kept for the last few queries: a slider move asks again.
         """
         terms = tuple(t.strip() for t in exclude if t and t.strip())
-        key = (query.strip(), terms, exclude_weight, k, self.lexical_weight, len(vectors), hash(visible.tobytes()))
+        key = (query.strip(), terms, exclude_weight, k, self.lexical_weight, len(vectors), hash(np.packbits(visible).tobytes()))
         return self._candidate_cache.get(key, lambda: self._find_candidates(query, terms, exclude_weight, k, qvec, vectors, visible, state, cosine))
 
     def _find_candidates(
@@ -798,7 +801,7 @@ class Memory:
     ) -> _Candidates:
         penalty = None
         if terms or cosine is not None:
-            cos_all = self._similarity_all(query, qvec, vectors) if cosine is None else cosine
+            cos_all = self._similarity_all(query, qvec, vectors, exact=True) if cosine is None else cosine
             penalty_all = self._penalty(terms, vectors, exclude_weight) if terms else None
             ranked = np.where(visible, cos_all - (penalty_all if penalty_all is not None else 0.0), -np.inf)
             kk = min(k, int(visible.sum()))
@@ -822,25 +825,29 @@ class Memory:
 
     def _lexical(self, query: str, state: Columns, rows: np.ndarray) -> np.ndarray:
         """BM25 evidence (``lodviz.lexical``) of each candidate's summary for ``query``."""
-        ids = state.ids[np.asarray(rows, dtype=np.int64)].tolist()
-        # Summaries come from the store's in-memory copy; ``text_scores`` splits
-        # all of them at once, so nothing per memory is kept between searches.
-        texts = self._store.contents(ids, [int(Tier.SUMMARY)] * len(ids))
-        return lex.text_scores(query, [texts[memory_id][0] for memory_id in ids])
+        wanted = lex.query_terms(query)
+        if not wanted or not len(rows):
+            return np.zeros(len(rows), dtype=np.float64)
+        # The store counts them (a DuckDB store keeps every summary's terms once warmed).
+        tf, lengths = self._store.term_counts(state.ids[np.asarray(rows, dtype=np.int64)].tolist(), wanted)
+        return lex.bm25(tf, lengths)
 
-    def _similarity_all(self, query: str, qvec: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+    def _similarity_all(self, query: str, qvec: np.ndarray, vectors: np.ndarray, *, exact: bool = False) -> np.ndarray:
         """S of every stored memory for ``query``, kept for the last few queries.
 
         The landscape rescores the same query on every slider move. Embeddings
         never change once written and rows are only ever appended, so the row
         count identifies the matrix. The array is shared: it is read-only.
+        With a compact matrix it is approximate unless ``exact``.
         """
+        approximate = not exact and self._store.approximate
+
         def make() -> np.ndarray:
-            s = scoring.similarity(qvec, vectors)
+            s = self._store.similarities(qvec, vectors) if approximate else scoring.similarity(qvec, vectors)
             s.setflags(write=False)
             return s
 
-        return self._similarity_cache.get((query.strip(), len(vectors)), make)
+        return self._similarity_cache.get((query.strip(), len(vectors), approximate), make)
 
     def _penalty(
         self, exclude: Sequence[str], vectors: np.ndarray | None, weight: float
@@ -1005,7 +1012,11 @@ class Memory:
             )
         keep = np.asarray(order)[scored.tier[order] > Tier.OUT]
         if budget_tokens is None:
-            rows, tiers = keep, scored.tier[keep].astype(np.int64)
+            tiers = scored.tier[keep].astype(np.int64)
+            # Sharpest first, by relevance within a tier: sorted here, as numbers, before the items exist
+            # (a conflict's other memory joins as a headline, last: the order holds).
+            sharpest = np.argsort(-tiers, kind="stable")
+            rows, tiers = keep[sharpest], tiers[sharpest]
             contents = self._store.contents(sub.ids[rows].tolist(), tiers.tolist())
             items = self._mark_conflicts(_hits(sub, rows, tiers, contents, scored), agent_id, params, when, existed)
             counted = None
@@ -1018,9 +1029,10 @@ class Memory:
             while len(items) > fitted and count(self.token_counter, render_items(mode, query, items, exclude)) > budget_tokens:
                 items.pop()
             counted = self._trim(mode, query, items, exclude, budget_tokens)
-        # Sharpest first, and by relevance within a tier (render() lists them by day).
-        items.sort(key=lambda item: -int(item.tier))
-        touched = [item.id for item in items if item.tier >= Tier.SUMMARY]
+            # Sharpest first, and by relevance within a tier (render() lists them by day).
+            items.sort(key=lambda item: -int(item.tier))
+        returned = returned_by_tier(items)
+        touched = returned["FULL"] + returned["SUMMARY"]
         result = Result(
             mode=mode,
             items=items,
@@ -1038,11 +1050,11 @@ class Memory:
             return result
         details = {
             "params": params.to_dict(),
-            "counts": count_tiers(items),
+            "counts": {name: len(ids) for name, ids in returned.items()},
             "tokens": result.tokens,
             "touched": touched if touch else [],
             # What the agent received, memory by memory: what a replay of this search is checked against.
-            "returned": returned_by_tier(items),
+            "returned": returned,
             "exclude": list(exclude),
             "budget_tokens": budget_tokens,
             "now": iso(when),
@@ -1570,12 +1582,16 @@ class Memory:
         if query and query.strip():
             # As in a search: S carries lexical evidence if the memory is among the query's candidates.
             qvec = self.embed_query(query)
-            cosine = self._similarity_all(query, qvec, vectors)
+            approximate = self._store.approximate
+            cosine = None if approximate else self._similarity_all(query, qvec, vectors)
             found = self._candidates(
                 query, qvec, state, vectors, self._visible(state, agent_id), params.k, exclude, exclude_weight, cosine=cosine
             )
             at = np.flatnonzero(found.rows == row)
-            s = float(found.similarity[at[0]]) if len(at) else max(float(cosine[row]), 0.0)
+            if len(at):
+                s = float(found.similarity[at[0]])
+            else:
+                s = max(float(cosine[row] if cosine is not None else scoring.similarity(qvec, vector)[0]), 0.0)
         penalty = self._penalty(exclude, vector, exclude_weight)
         t = float(scoring.age_days(when.timestamp(), state.created_at[row : row + 1], state.last_retrieved_at[row : row + 1])[0])
         return scoring.explain(
@@ -1873,45 +1889,33 @@ def _hits(
     names = sub.agent_names
     lengths = np.choose(np.clip(tiers, 1, 3) - 1, [sub.len_headline[rows], sub.len_summary[rows], sub.len_text[rows]]) if len(rows) else np.zeros(0)
     whole = (lengths == sub.len_text[rows]).tolist() if len(rows) else []
-    columns = zip(
-        sub.ids[rows].tolist(),
-        tiers.tolist(),
-        scored.similarity[rows].tolist(),
-        scored.decay[rows].tolist(),
-        scored.score[rows].tolist(),
-        scored.penalty[rows].tolist(),
-        sub.retrieval_count[rows].tolist(),
-        [from_seconds(x) for x in sub.last_retrieved_at[rows].tolist()],
-        [from_seconds(x) for x in sub.created_at[rows].tolist()],
-        sub.agent_code[rows].tolist(),
-        sub.shared[rows].tolist(),
-        sub.kind[rows].tolist(),
-        sub.floor[rows].tolist(),
-        whole,
-        tokens.tolist() if tokens is not None else [None] * len(rows),
-    )
-    items = []
-    for memory_id, tier, s, d, score, pen, retrieved, last, created, code, shared, kind, floor, is_whole, n in columns:
-        content, source = contents[memory_id]
-        items.append(
-            Hit(
-                id=memory_id,
-                tier=_TIERS[tier],
-                content=content,
-                similarity=s,
-                decay=d,
-                score=score,
-                penalty=pen,
-                retrieval_count=retrieved,
-                last_retrieved_at=last,
-                created_at=created,
-                agent_id=names[code],
-                visibility="shared" if shared else "private",
-                kind=str(kind),
-                source=source,
-                floor=_TIERS[floor],
-                tokens=int(n) if n is not None else budgeting.estimate_tokens(content),
-                whole=bool(is_whole),
-            )
+    from_ts = datetime.fromtimestamp
+    # NaN (never retrieved) is the one value not equal to itself.
+    last = [from_ts(x, UTC) if x == x else None for x in sub.last_retrieved_at[rows].tolist()]
+    created = [from_ts(x, UTC) for x in sub.created_at[rows].tolist()]
+    estimate = budgeting.estimate_tokens
+    found = [contents[memory_id] for memory_id in sub.ids[rows].tolist()]
+    # Positional, in Hit's field order: keywords would cost four times as much per item.
+    return [
+        Hit(memory_id, _TIERS[tier], content, s, d, score, pen, retrieved, last_at, created_at, names[code],
+            "shared" if shared else "private", kind, source, _TIERS[floor], estimate(content) if n is None else n, is_whole)
+        for memory_id, tier, (content, source), s, d, score, pen, retrieved, last_at, created_at, code, shared, kind, floor, is_whole, n
+        in zip(
+            sub.ids[rows].tolist(),
+            tiers.tolist(),
+            found,
+            scored.similarity[rows].tolist(),
+            scored.decay[rows].tolist(),
+            scored.score[rows].tolist(),
+            scored.penalty[rows].tolist(),
+            sub.retrieval_count[rows].tolist(),
+            last,
+            created,
+            sub.agent_code[rows].tolist(),
+            sub.shared[rows].tolist(),
+            sub.kind[rows].tolist(),
+            sub.floor[rows].tolist(),
+            whole,
+            tokens.tolist() if tokens is not None else [None] * len(rows),
         )
-    return items
+    ]

@@ -48,7 +48,7 @@ TITLES = {
 }
 
 
-@dataclass
+@dataclass(slots=True)
 class Hit:
     """One memory in a result, with its content at its tier and why."""
 

@@ -93,6 +93,26 @@ def test_a_compact_matrix_gives_the_exact_matrix_tiers_where_the_top_k_is_unambi
 
 
 @pytest.mark.parametrize("kind", ["float16", "int8"])
+def test_a_compact_landscape_gives_the_exact_tiers_of_the_candidates_and_close_s_for_the_rest(store, kind):
+    path, queries = store
+    settings = dict(k=K, alpha=0.9, theta1=0.84, theta2=0.8, theta3=0.5)
+    views = {}
+    for matrix_kind in ("float32", kind):
+        with lodviz.open(path, embedder=_Vectors(queries), matrix=matrix_kind) as mem:
+            q = next(iter(queries))
+            land = mem.landscape(q, params=mem.profile(None).with_(**settings))
+            views[matrix_kind] = (land.state.ids.copy(), land.candidate.copy(), land.scored.tier.copy(), land.scored.similarity.copy())
+    ids, candidate, tier, s = views["float32"]
+    c_ids, c_candidate, c_tier, c_s = views[kind]
+    assert np.array_equal(ids, c_ids) and np.array_equal(candidate, c_candidate)
+    assert np.array_equal(tier[candidate], c_tier[candidate]) and candidate.sum() == K
+    assert np.allclose(s[candidate], c_s[candidate], atol=1e-6)  # the candidates' S is exact
+    # Beyond them S comes from the compact copy: close, not exact.
+    assert np.abs(s[~candidate] - c_s[~candidate]).max() < 0.02
+    assert not np.array_equal(s[~candidate], c_s[~candidate])  # read from the compact copy, not the mapped rows
+
+
+@pytest.mark.parametrize("kind", ["float16", "int8"])
 def test_a_compact_matrix_follows_inserts_and_forgetting(store, kind, tmp_path):
     path, queries = store
     copy = tmp_path / "copy.duckdb"

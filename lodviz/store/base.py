@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from lodviz import scoring
+from lodviz import lexical, scoring
 from lodviz.access import TokenRecord
 from lodviz.records import (  # re-exported: the backends speak in them
     AuditEvent,
@@ -114,6 +114,16 @@ class Store(abc.ABC):
         records = self.get(ids)
         return {int(i): (records[int(i)].text_at(int(t)), records[int(i)].source) for i, t in zip(ids, tiers)}
 
+    def term_counts(self, ids: Sequence[int], wanted: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """BM25 frequencies of each ``wanted`` term in each memory's summary, (terms, memories),
+        and each summary's length in terms (``lodviz.lexical``).
+
+        Here the summaries are read and split; a backend may keep them counted
+        (``lexical.TermIndex``).
+        """
+        texts = self.contents(ids, [2] * len(ids))  # 2: SUMMARY
+        return lexical.counts(wanted, [texts[int(i)][0] for i in ids])
+
     def metadata(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
         """Each memory's metadata (what an importer kept: session, tool, file...). Backends read just that column."""
         return {i: r.metadata for i, r in self.get(ids).items()}
@@ -145,6 +155,14 @@ class Store(abc.ABC):
         """
         return self.state(), self.unit_vectors()
 
+    #: True when ``similarities`` is approximate (a compact matrix): exact S comes from ``nearest`` only.
+    approximate = False
+
+    def similarities(self, query: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+        """S of every row of ``vectors`` (a snapshot's) for ``query``; a backend with a compact
+        matrix may answer approximately (``approximate``)."""
+        return scoring.similarity(query, vectors)
+
     def nearest(
         self,
         query: np.ndarray,
@@ -159,9 +177,9 @@ class Store(abc.ABC):
         instead.
         """
         sims = scoring.similarity(query, self.unit_vectors() if vectors is None else vectors)
-        if visible is not None:
-            sims = np.where(visible, sims, -1.0)
-            k = min(k, int(visible.sum()))
+        if visible is not None and not visible.all():  # an auditor sees everything: no pass over the rows for it
+            sims[~visible] = -1.0  # a fresh array: similarity() made it
+            k = min(k, int(np.count_nonzero(visible)))
         k = min(k, len(sims))
         if k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)

@@ -33,6 +33,7 @@ import pyarrow as pa
 
 from lodviz.access import TokenRecord, current_face
 from lodviz.errors import StoreError
+from lodviz.lexical import TermIndex
 from lodviz.matrix import UnitRows, parse_kind
 from lodviz.records import ROW_FIELDS
 from lodviz.store.base import (
@@ -361,6 +362,8 @@ class _Cache:
         self._state = state
         self.matrix = matrix
         self.short_texts: _ShortTexts | None = None  # loaded by the first search
+        # Every summary's BM25 terms (``lexical.TermIndex``): built by ``warm``, then extended as rows arrive.
+        self.terms: TermIndex | None = None
 
     def code_agents(self, names: Sequence[str]) -> np.ndarray:
         """Integer codes for agent names, adding new names to the list."""
@@ -567,14 +570,17 @@ class DuckDBStore(Store):
                 "(it did not close the store); open it once without read-only to apply them."
             )
 
+    def _name_for_journal(self) -> None:
+        """The first journalled write names the store (a copy keeps its source's name): a write to the file."""
+        if self._journal is not None and not self._journal.store_id:
+            self._journal.store_id = self.meta().get("store_id") or uuid.uuid4().hex
+            self.set_meta({"store_id": self._journal.store_id})
+
     def _journal_write(self, ids: list[int], now: datetime | None, audit: AuditEvent | None) -> bool:
         """Journal a search's writes if this store journals and no transaction is open; False otherwise."""
         if self._journal is None or self._depth:
             return False
-        if not self._journal.store_id:
-            # The first journalled write names the store (a copy keeps its source's name).
-            self._journal.store_id = self.meta().get("store_id") or uuid.uuid4().hex
-            self.set_meta({"store_id": self._journal.store_id})
+        self._name_for_journal()
         row: dict[str, Any] = {}
         if audit is not None:
             audit.details.setdefault("face", current_face())
@@ -903,9 +909,49 @@ class DuckDBStore(Store):
                     texts[position] = full[int(ids[position])]
         return {memory_id: (text, source) for memory_id, text, source in zip(ids.tolist(), texts, sources)}  # type: ignore[misc]
 
+    #: Summaries indexed per step while ``warm`` builds the term index (the lock is held only to read them).
+    _TERMS_BATCH = 50_000
+
     def warm(self) -> None:
         with self._lock:
+            cache = self._load()
             self._short_texts()
+            if cache.n and not self._depth:
+                self._name_for_journal()  # now, not in the first search (an empty store stays empty: see _open_journal)
+            if cache.terms is not None:
+                return
+            n = cache.n
+        # Split outside the lock (~1 s per 100k summaries): searches meanwhile read the summaries instead.
+        index = TermIndex()
+        for start in range(0, n, self._TERMS_BATCH):
+            with self._lock:
+                if self._cache is not cache:
+                    return  # reloaded or closed meanwhile
+                summaries = self._short_texts().take(np.arange(start, min(start + self._TERMS_BATCH, n)), "summary")
+            index.extend([text or "" for text in summaries])
+        with self._lock:
+            if self._cache is not cache or cache.terms is not None:
+                return
+            # Memories forgotten while it was built: their summaries are gone.
+            for row in np.flatnonzero(cache.column("forgotten")[:n]).tolist():
+                index.replace(row, FORGOTTEN)
+            cache.terms = index
+
+    def term_counts(self, ids: Sequence[int], wanted: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        with self._lock:
+            cache = self._load()
+            index = cache.terms
+            if index is None:  # not warmed (a one-off command): split the candidates' summaries
+                return super().term_counts(ids, wanted)
+            wanted_ids = np.asarray(ids, dtype=np.int64)
+            rows = cache.rows(wanted_ids)
+            found = rows < cache.n
+            found[found] = cache.column("ids")[rows[found]] == wanted_ids[found]
+            if not found.all():
+                raise StoreError(f"no memory with id {int(wanted_ids[~found][0])}.")
+            if len(index) < cache.n:  # rows written since
+                index.extend([text or "" for text in self._short_texts().take(np.arange(len(index), cache.n), "summary")])
+            return index.counts(rows, wanted)
 
     def _short_texts(self) -> _ShortTexts:
         cache = self._load()
@@ -952,6 +998,20 @@ class DuckDBStore(Store):
         with self._lock:
             cache = self._load()
             return cache.state(), cache.vectors()
+
+    @property
+    def approximate(self) -> bool:  # type: ignore[override]
+        return self.matrix != "float32"
+
+    def similarities(self, query: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+        with self._lock:
+            cache = self._load()
+            matrix = cache.matrix
+            ours = matrix.compact and len(vectors) <= cache.n and (not len(vectors) or np.shares_memory(vectors[:1], matrix.exact[:1]))
+        if not ours:
+            return super().similarities(query, vectors)
+        # The compact copy, not the exact rows: those are in a mapped file (14 GiB at 10M memories).
+        return matrix.similarity(_unit(np.asarray(query, dtype=np.float32).reshape(1, -1))[0], len(vectors))
 
     def nearest(
         self,
@@ -1045,6 +1105,8 @@ class DuckDBStore(Store):
                 self._cache.matrix.exact[row] = 0.0
                 self._cache.matrix.written_at(row)
                 self._cache.short_texts = None  # the texts are gone: read them again when needed
+                if self._cache.terms is not None and int(row[0]) < len(self._cache.terms):
+                    self._cache.terms.replace(int(row[0]), FORGOTTEN)
 
     def conflicts(
         self, ids: Sequence[int] | None = None, status: Sequence[str] | None = None, limit: int | None = None

@@ -142,3 +142,23 @@ def test_a_missing_directory_gives_a_clear_error(tmp_path):
         DuckDBStore(tmp_path / "nope" / "m.duckdb")
 
 
+
+
+def test_a_warmed_store_counts_summary_terms_as_reading_the_summaries_does(mem):
+    """The term index a warm builds gives the counts the summaries give, for memories written
+    before it, after it, and forgotten after it."""
+    from lodviz.store.base import Store
+
+    first = mem.add_many([{"text": f"The supplier shipped lot {i} late to Tbilisi.", "agent_id": "ops"} for i in range(40)]).ids
+    store = mem._store
+    wanted = ["supplier", "tbilisi", "lot", "forgotten", "1"]
+    mem.warm()
+    assert store._load().terms is not None and len(store._load().terms) == 40
+    later = mem.add_many([{"text": f"Invoice {i} for the supplier was paid.", "agent_id": "ops"} for i in range(5)]).ids
+    mem.forget(first[3])
+    ids = [*first, *later]
+    tf, lengths = store.term_counts(ids, wanted)
+    assert len(store._load().terms) == 45
+    expected_tf, expected_lengths = Store.term_counts(store, ids, wanted)  # the summaries, read and split
+    assert np.array_equal(tf, expected_tf) and np.array_equal(lengths, expected_lengths)
+    assert tf[0].sum() == 44 and tf[3][3] == 1  # the forgotten memory counts its erased text, not its old one
