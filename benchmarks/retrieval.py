@@ -214,6 +214,7 @@ def lodviz_runner(params: lodviz.Params | None, touch: bool, open_args: dict[str
         try:
             mem = lodviz.open(copy, embedder=ctx.embedder, **open_args)
             try:
+                mem.warm()  # as a served store is: searches then read the kept term index (lexical.TermIndex)
                 for q in questions:
                     kwargs: dict[str, Any] = {"agent_id": AGENT, "budget_tokens": budget, "touch": touch}
                     if params is not None:
