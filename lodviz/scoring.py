@@ -244,7 +244,8 @@ def score_aged(
         np.greater_equal(score, theta, out=reached)
         np.add(tier, reached.view(np.int8), out=tier)
     np.maximum(tier, np.asarray(floor, dtype=np.int8), out=tier)
-    return Scored(np.asarray(s), d, np.zeros(len(score)), score, tier)
+    # No penalty: zeros that take no memory (a read-only view of one zero).
+    return Scored(np.asarray(s), d, np.broadcast_to(np.float64(0.0), score.shape), score, tier)
 
 
 

@@ -58,8 +58,10 @@ log = logging.getLogger("lodviz.store")
 
 #: What a forgotten memory's texts become.
 FORGOTTEN = "(forgotten)"
-#: DuckDB's memory limit in a store with a compact matrix (``lodviz.matrix``).
-COMPACT_DUCKDB_MEMORY = "1GB"
+#: DuckDB's memory limit in a store with a compact matrix (``lodviz.matrix``). Not lower: a write
+#: checkpoints the content-hash index in memory, and at 1 GB that failed (a fatal DuckDB error) past
+#: 6.5M memories; what a load reads is cached up to it (~1.8 GiB at 1M memories, 80% of RAM by default).
+COMPACT_DUCKDB_MEMORY = "4GB"
 
 # -- migrations -------------------------------------------------------------
 

@@ -31,6 +31,10 @@ log = logging.getLogger("lodviz.store")
 
 #: Lines that make the store apply the journal at the next write it journals.
 BATCH = 64
+#: The file grows this much at a time, written as zeros and flushed once: a line written inside
+#: the file's size is flushed by ``fdatasync`` without a metadata commit (ext4 here: ~0.1 ms,
+#: against 0.4-2 ms for a line that makes the file longer). ``clear`` starts again at the top.
+CHUNK = 1 << 20
 
 
 @dataclass
@@ -49,7 +53,9 @@ class Journal:
     def __init__(self, path: str, store_id: str) -> None:
         self.path = path
         self.store_id = store_id
-        self._fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        self._size = os.fstat(self._fd).st_size  # written (lines or zeros) and flushed
+        self._end = self._size  # where the next line goes; what is already there is unknown until ``clear``
         self.pending: list[Entry] = []  # appended, not yet applied
         self._next = 1
 
@@ -67,6 +73,8 @@ class Journal:
             return []
         out: list[Entry] = []
         for raw in data.split(b"\n")[:-1]:  # the last piece has no newline: torn or empty
+            if raw.startswith(b"\0"):
+                break  # the zeroed room after the last line
             try:
                 line = json.loads(raw)
                 entry = Entry(int(line["seq"]), [int(i) for i in line["ids"]], line["at"], dict(line["audit"]))
@@ -92,24 +100,44 @@ class Journal:
             {"store": self.store_id, "seq": entry.seq, "ids": ids, "at": retrieved_us, "audit": audit},
             ensure_ascii=False, separators=(",", ":"),
         ).encode("utf-8") + b"\n"
-        size = os.fstat(self._fd).st_size
+        start, stop = self._end, self._end + len(line)
+        if stop > self._size:
+            self._reserve(stop)
         try:
-            if os.write(self._fd, line) != len(line):  # a full disk
+            if os.pwrite(self._fd, line, start) != len(line):  # a full disk
                 raise OSError(f"short write to {self.path}")
             os.fdatasync(self._fd)
         except OSError:
-            # Not written, so not acknowledged: take the line back whole, or a
-            # torn one would hide the entries appended after it.
-            os.ftruncate(self._fd, size)
+            # Not flushed, so not acknowledged: zero the line whole, or it could
+            # reach the disk later and be applied after a crash.
+            try:
+                os.pwrite(self._fd, bytes(len(line)), start)
+            except OSError:
+                pass
             raise
+        self._end = stop
         self._next += 1
         self.pending.append(entry)
         return entry
 
+    def _reserve(self, stop: int) -> None:
+        """Zeros up to at least ``stop``, flushed: the file's new size is on disk before a line relies on it."""
+        size = max(stop, self._size + CHUNK)
+        try:
+            if os.pwrite(self._fd, bytes(size - self._size), self._size) != size - self._size:
+                raise OSError(f"short write to {self.path}")
+            os.fdatasync(self._fd)
+        except OSError:
+            os.ftruncate(self._fd, self._size)
+            raise
+        self._size = size
+
     def clear(self) -> None:
-        """Empty the file once its entries are in the tables."""
-        os.ftruncate(self._fd, 0)
-        os.fdatasync(self._fd)
+        """Empty the file once its entries are in the tables: zero what was written, keep the room."""
+        if self._end:
+            os.pwrite(self._fd, bytes(self._end), 0)
+            os.fdatasync(self._fd)
+        self._end = 0
         self.pending = []
 
     def close(self) -> None:
