@@ -18,6 +18,7 @@ memory-mapped float32 copy: exact, at the speed of the page cache.
 from __future__ import annotations
 
 import functools
+import mmap
 import os
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -148,6 +149,21 @@ class _MappedRows:
         # Views of the old mapping (earlier snapshots) stay valid: the file only grows.
         self.array = self._map(capacity)
 
+    def advise(self, scattered: bool) -> None:
+        """Tell the kernel the next reads are scattered rows (no read-around), or back to normal.
+
+        A search rescores 2k rows spread over the whole file: each page fault
+        would otherwise read ~128 KiB around its 1.5 KiB row, 256 MiB per
+        search at 2k candidates, from disk once the file outgrows the page cache.
+        """
+        handle = getattr(self.array, "_mmap", None)
+        if handle is None or not hasattr(mmap, "MADV_RANDOM"):
+            return
+        try:
+            handle.madvise(mmap.MADV_RANDOM if scattered else mmap.MADV_NORMAL)
+        except (OSError, ValueError):  # advice only
+            pass
+
 
 class UnitRows:
     """The unit embedding matrix of a store's cache, row for row, of one ``kind``, with room to grow."""
@@ -253,7 +269,13 @@ class UnitRows:
         if visible is not None:
             rows = rows[visible[rows]]
         rows = np.sort(rows)  # ascending: the mapped file is read in order
-        exact = np.maximum(self.exact[rows] @ q, 0.0, dtype=np.float32)
+        if self._mapped is not None:
+            self._mapped.advise(scattered=True)
+        try:
+            exact = np.maximum(self.exact[rows] @ q, 0.0, dtype=np.float32)
+        finally:
+            if self._mapped is not None:
+                self._mapped.advise(scattered=False)
         best = np.argsort(-exact, kind="stable")[:k]
         return rows[best].astype(np.int64), exact[best]
 

@@ -1011,14 +1011,18 @@ class Memory:
                 f"(at least {budgeting.MIN_BUDGET})."
             )
         keep = np.asarray(order)[scored.tier[order] > Tier.OUT]
+        returned: dict[str, list[int]] | None = None
         if budget_tokens is None:
             tiers = scored.tier[keep].astype(np.int64)
             # Sharpest first, by relevance within a tier: sorted here, as numbers, before the items exist
             # (a conflict's other memory joins as a headline, last: the order holds).
             sharpest = np.argsort(-tiers, kind="stable")
             rows, tiers = keep[sharpest], tiers[sharpest]
-            contents = self._store.contents(sub.ids[rows].tolist(), tiers.tolist())
+            ids = sub.ids[rows]
+            contents = self._store.contents(ids.tolist(), tiers.tolist())
             items = self._mark_conflicts(_hits(sub, rows, tiers, contents, scored), agent_id, params, when, existed)
+            if len(items) == len(rows):  # no conflict's other memory joined: what was returned, from the arrays
+                returned = {t.name: ids[tiers == t].tolist() for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
             counted = None
         else:
             items = self._fit(mode, sub, scored, keep, budget_tokens, query, exclude)
@@ -1031,7 +1035,8 @@ class Memory:
             counted = self._trim(mode, query, items, exclude, budget_tokens)
             # Sharpest first, and by relevance within a tier (render() lists them by day).
             items.sort(key=lambda item: -int(item.tier))
-        returned = returned_by_tier(items)
+        if returned is None:
+            returned = returned_by_tier(items)
         touched = returned["FULL"] + returned["SUMMARY"]
         result = Result(
             mode=mode,

@@ -918,8 +918,11 @@ class DuckDBStore(Store):
         with self._lock:
             cache = self._load()
             self._short_texts()
-            if cache.n and not self._depth:
-                self._name_for_journal()  # now, not in the first search (an empty store stays empty: see _open_journal)
+            if cache.n and not self._depth and self._journal is not None:
+                # Now, not in the first search: the store's name and the journal's room are writes
+                # flushed to disk (an empty store stays empty: see _open_journal).
+                self._name_for_journal()
+                self._journal.reserve()
             if cache.terms is not None:
                 return
             n = cache.n

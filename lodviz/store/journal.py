@@ -120,6 +120,11 @@ class Journal:
         self.pending.append(entry)
         return entry
 
+    def reserve(self) -> None:
+        """Room for the next lines now (a warm calls it), so that the first search does not flush a new size."""
+        if self._end + CHUNK // 2 > self._size:
+            self._reserve(self._end + CHUNK // 2)
+
     def _reserve(self, stop: int) -> None:
         """Zeros up to at least ``stop``, flushed: the file's new size is on disk before a line relies on it."""
         size = max(stop, self._size + CHUNK)
