@@ -3,8 +3,9 @@
 Embeddings miss what words catch: names, codes, rare nouns ("AUR-302",
 "Tbilisi", "shakshuka"). A search scores its k candidates by BM25 (k1 1.2,
 b 0.75) with the candidates themselves as the corpus, so document frequencies
-say what is rare *among the memories near the query*, and no store-wide index
-is needed. The score is normalised by half the best score the query could
+say what is rare *among the memories near the query*; a warmed store keeps
+every summary's terms counted (``TermIndex``) so that a search only adds up
+its candidates' counts. The score is normalised by half the best score the query could
 reach (every query term present, at the average length), then capped at 1:
 
     lex = min(1, BM25 / (0.5 * sum over query terms of idf * (k1 + 1)))
