@@ -149,10 +149,12 @@ def test_watch_keeps_looking_until_stopped(tmp_path, cli_env):
     session = tmp_path / "live.jsonl"
     session.write_text("".join(lines[:2]))
     env = {**os.environ, **cli_env, "HF_HUB_OFFLINE": "1"}
-    watcher = subprocess.Popen(
-        [sys.executable, "-m", "lodviz.cli", "--store", str(tmp_path / "m.duckdb"), "watch", str(tmp_path), "--interval", "0.3", "--pattern", "*.jsonl"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=Path(__file__).resolve().parents[1],
-    )
+    errors = tmp_path / "watch.err"  # a file, not a pipe nobody reads: what it says cannot block it
+    with errors.open("w") as err:
+        watcher = subprocess.Popen(
+            [sys.executable, "-m", "lodviz.cli", "--store", str(tmp_path / "m.duckdb"), "watch", str(tmp_path), "--interval", "0.3", "--pattern", "*.jsonl"],
+            stdout=subprocess.PIPE, stderr=err, text=True, env=env, cwd=Path(__file__).resolve().parents[1],
+        )
     try:
         assert watcher.stdout.readline().strip() == "live.jsonl: added 1 memories; the store holds 1."
         time.sleep(0.5)
@@ -160,7 +162,12 @@ def test_watch_keeps_looking_until_stopped(tmp_path, cli_env):
         assert watcher.stdout.readline().strip() == "live.jsonl: added 5 memories; the store holds 6."
     finally:
         watcher.send_signal(signal.SIGINT)
-        watcher.wait(30)
+        try:
+            code = watcher.wait(60)
+        except subprocess.TimeoutExpired:
+            watcher.kill()
+            raise AssertionError(f"the watch did not stop on SIGINT; it said: {errors.read_text()[-2000:]!r}") from None
+    assert code == 130, errors.read_text()[-2000:]  # "Interrupted.", as the CLI ends on Ctrl-C
 
 
 #: Any JSON, leaning towards the keys and values the transcript readers look at.
