@@ -150,10 +150,20 @@ def test_watch_keeps_looking_until_stopped(tmp_path, cli_env):
     session.write_text("".join(lines[:2]))
     env = {**os.environ, **cli_env, "HF_HUB_OFFLINE": "1"}
     errors = tmp_path / "watch.err"  # a file, not a pipe nobody reads: what it says cannot block it
+    # As from a shell: Ctrl-C neither ignored nor blocked. A child inherits both from this process,
+    # where a test run before this one may have left SIGINT blocked (in the whole suite, twice in
+    # CI, the watcher never saw the signal).
+    parent = f"parent's SIGINT handler {signal.getsignal(signal.SIGINT)!r}, blocked {sorted(signal.pthread_sigmask(signal.SIG_BLOCK, []))}"
+
+    def as_from_a_shell() -> None:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
     with errors.open("w") as err:
         watcher = subprocess.Popen(
             [sys.executable, "-m", "lodviz.cli", "--store", str(tmp_path / "m.duckdb"), "watch", str(tmp_path), "--interval", "0.3", "--pattern", "*.jsonl"],
             stdout=subprocess.PIPE, stderr=err, text=True, env=env, cwd=Path(__file__).resolve().parents[1],
+            preexec_fn=as_from_a_shell,
         )
     try:
         assert watcher.stdout.readline().strip() == "live.jsonl: added 1 memories; the store holds 1."
@@ -166,7 +176,7 @@ def test_watch_keeps_looking_until_stopped(tmp_path, cli_env):
             code = watcher.wait(60)
         except subprocess.TimeoutExpired:
             watcher.kill()
-            raise AssertionError(f"the watch did not stop on SIGINT; it said: {errors.read_text()[-2000:]!r}") from None
+            raise AssertionError(f"the watch did not stop on SIGINT ({parent}); it said: {errors.read_text()[-2000:]!r}") from None
     assert code == 130, errors.read_text()[-2000:]  # "Interrupted.", as the CLI ends on Ctrl-C
 
 
