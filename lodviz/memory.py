@@ -288,23 +288,17 @@ class Memory:
             log.debug("warming the store in the background stopped: %s", exc)
 
     def _warm_now(self) -> None:
-        """The store's in-memory copy and texts, then the parts of a search that are slow the first time."""
+        """The store's in-memory copy, texts and BM25 terms (``Store.warm``), then the parts of a search that are slow the first time."""
         self._store.warm()
         state, vectors = self._store.snapshot()
         if not len(state):
             return
-        # The first BM25 stems every word it meets (``lexical`` keeps them): a
-        # sample of summaries holds most of the words the first searches meet.
-        rows = np.random.default_rng(0).choice(len(state), size=min(len(state), 20_000), replace=False)
-        ids = state.ids[np.sort(rows)].tolist()
-        texts = self._store.contents(ids, [int(Tier.SUMMARY)] * len(ids))
-        lex.text_scores("warm", [texts[memory_id][0] for memory_id in ids])
-        # Then a search's own steps once, with a stored vector for the query, so
+        # A search's own steps once, with a stored vector for the query, so
         # that whatever is slow the first time (BLAS's threads, the conflicts
         # index, first queries) is paid here; nothing is touched or recorded.
         visible = state.visible_to(None)
         params = self.profile(None)
-        found = self._find_candidates("warm", (), 1.0, params.k, vectors[int(rows[0])], vectors, visible, state, None)
+        found = self._find_candidates("warm", (), 1.0, params.k, vectors[0], vectors, visible, state, None)
         sub = state.take(found.rows)
         t = scoring.age_days(self.now().timestamp(), sub.created_at, sub.last_retrieved_at)
         scored = scoring.score_all(found.similarity, t, sub.retrieval_count, sub.floor, params, found.penalty)
@@ -1055,7 +1049,7 @@ class Memory:
             return result
         details = {
             "params": params.to_dict(),
-            "counts": {name: len(ids) for name, ids in returned.items()},
+            "counts": {name: len(members) for name, members in returned.items()},
             "tokens": result.tokens,
             "touched": touched if touch else [],
             # What the agent received, memory by memory: what a replay of this search is checked against.

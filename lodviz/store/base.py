@@ -140,8 +140,20 @@ class Store(abc.ABC):
         """Every embedding, unit-normalised, float32, aligned with ``state()``."""
 
     def warm(self) -> None:
-        """Load what searches read from memory now, ahead of the first search."""
-        self.snapshot()
+        """Load what searches read from memory now, ahead of the first search.
+
+        Here the columns and the matrix, and BM25's stems: splitting a summary
+        stems every word it meets (``lexical`` keeps them), and a sample of
+        summaries holds most of the words the first searches meet. A backend
+        that keeps the terms counted (``term_counts``) stems them all instead.
+        """
+        state, _ = self.snapshot()
+        if not len(state):
+            return
+        rows = np.random.default_rng(0).choice(len(state), size=min(len(state), 20_000), replace=False)
+        ids = state.ids[np.sort(rows)].tolist()
+        texts = self.contents(ids, [2] * len(ids))  # 2: SUMMARY
+        lexical.counts(["warm"], [texts[i][0] for i in ids])
 
     def version(self) -> int | None:
         """A number that changes whenever ``state()``'s ages or counts do, so results derived from

@@ -408,6 +408,15 @@ class _Cache:
         self.matrix.written(self.n, need)
         self.n = need
 
+    def present_rows(self, ids: np.ndarray) -> np.ndarray:
+        """``rows`` of ``ids``, every one of which must be stored."""
+        rows = self.rows(ids)
+        found = rows < self.n
+        found[found] = self._state.ids[rows[found]] == ids[found]
+        if not found.all():
+            raise StoreError(f"no memory with id {int(ids[~found][0])}.")
+        return rows
+
     def rows(self, ids: Sequence[int] | np.ndarray) -> np.ndarray:
         wanted = np.asarray(ids, dtype=np.int64)
         known = self._state.ids[: self.n]
@@ -895,11 +904,7 @@ class DuckDBStore(Store):
             return {}
         with self._lock:
             cache = self._load()
-            rows = cache.rows(ids)
-            found = rows < cache.n
-            found[found] = cache.column("ids")[rows[found]] == ids[found]
-            if not found.all():
-                raise StoreError(f"no memory with id {int(ids[~found][0])}.")
+            rows = cache.present_rows(ids)
             short = self._short_texts()
             sources = short.take(rows, "source")
             texts: list[str | None] = [None] * len(ids)
@@ -942,8 +947,8 @@ class DuckDBStore(Store):
             with self._lock:
                 if self._cache is not cache:
                     return  # reloaded or closed meanwhile
-                summaries = self._short_texts().take(np.arange(start, min(start + self._TERMS_BATCH, n)), "summary")
-            index.extend([text or "" for text in summaries])
+                summaries = self._summaries(start, min(start + self._TERMS_BATCH, n))
+            index.extend(summaries)
         with self._lock:
             if self._cache is not cache or cache.terms is not None:
                 return
@@ -952,20 +957,19 @@ class DuckDBStore(Store):
                 index.replace(row, FORGOTTEN)
             cache.terms = index
 
+    def _summaries(self, start: int, stop: int) -> list[str]:
+        """The summaries of cache rows ``start:stop`` (under the lock: the texts may be reloaded)."""
+        return [text or "" for text in self._short_texts().take(np.arange(start, stop), "summary")]
+
     def term_counts(self, ids: Sequence[int], wanted: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         with self._lock:
             cache = self._load()
             index = cache.terms
             if index is None:  # not warmed (a one-off command): split the candidates' summaries
                 return super().term_counts(ids, wanted)
-            wanted_ids = np.asarray(ids, dtype=np.int64)
-            rows = cache.rows(wanted_ids)
-            found = rows < cache.n
-            found[found] = cache.column("ids")[rows[found]] == wanted_ids[found]
-            if not found.all():
-                raise StoreError(f"no memory with id {int(wanted_ids[~found][0])}.")
+            rows = cache.present_rows(np.asarray(ids, dtype=np.int64))
             if len(index) < cache.n:  # rows written since
-                index.extend([text or "" for text in self._short_texts().take(np.arange(len(index), cache.n), "summary")])
+                index.extend(self._summaries(len(index), cache.n))
             return index.counts(rows, wanted)
 
     def _short_texts(self) -> _ShortTexts:

@@ -589,9 +589,6 @@ class PostgresStore(Store):
         state, vectors = self._refresh()
         return state.take(slice(None)), vectors
 
-    def warm(self) -> None:
-        self._refresh()
-
     def nearest(
         self,
         query: np.ndarray,
