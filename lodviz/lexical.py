@@ -151,6 +151,17 @@ def counts(wanted: Sequence[str], texts: Sequence[str]) -> tuple[np.ndarray, np.
     return _counts(list(wanted), texts)
 
 
+def _vocabulary_terms(vocabulary: list[bytes]) -> list[str]:
+    """The term of each distinct ASCII word a byte table split off ("" for a function word or ``_END``)."""
+    get = _MEMO.get
+    known = [get(word) for word in vocabulary]
+    for i in [i for i, term in enumerate(known) if term is None]:
+        word = vocabulary[i]
+        # Numbers (a reference, a date) are their own terms and rarely repeat: not worth a call.
+        known[i] = "" if word == _END else word.decode("ascii") if word.isdigit() else _term(word)
+    return cast(list[str], known)
+
+
 def _counts(wanted: list[str], texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """Frequencies of each ``wanted`` term in each text, (terms, texts), and each text's length in terms."""
     import pyarrow as pa
@@ -168,19 +179,14 @@ def _counts(wanted: list[str], texts: Sequence[str]) -> tuple[np.ndarray, np.nda
         encoded = pc.dictionary_encode(words)
         vocabulary = encoded.dictionary.to_pylist()
         index = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-        get = _MEMO.get
-        known = [get(word) for word in vocabulary]
-        for i in [i for i, term in enumerate(known) if term is None]:
-            word = vocabulary[i]
-            # Numbers (a reference, a date) are their own terms and rarely repeat: not worth a call.
-            known[i] = "" if word == _END else word.decode("ascii") if word.isdigit() else _term(word)
+        known = _vocabulary_terms(vocabulary)
         found = np.array(known, dtype=object)
         ends = index == (vocabulary.index(_END) if _END in vocabulary else -1)
         text_of = np.cumsum(ends) - ends  # a word's text: the ends before it
         counted = (found != "")[index]
         lengths[plain] = np.bincount(text_of[counted], minlength=len(plain))
         position = {term: j for j, term in enumerate(wanted)}
-        which = np.array([position.get(t, -1) for t in cast(list[str], known)], dtype=np.int64)[index]
+        which = np.array([position.get(t, -1) for t in known], dtype=np.int64)[index]
         for j in range(len(wanted)):
             tf[j, plain] = np.bincount(text_of[which == j], minlength=len(plain))
     if len(plain) < n:
@@ -256,13 +262,7 @@ class TermIndex:
         found: list[np.ndarray] = []
         if plain:
             text_of, index, vocabulary = _plain_words([texts[row] for row in plain])
-            get = _MEMO.get
-            ids = np.empty(len(vocabulary), dtype=np.int64)
-            for i, word in enumerate(vocabulary):
-                term = get(word)
-                if term is None:
-                    term = word.decode("ascii") if word.isdigit() else _term(word)
-                ids[i] = self._id(term) if term else -1
+            ids = np.array([self._id(term) if term else -1 for term in _vocabulary_terms(vocabulary)], dtype=np.int64)
             words = ids[index]
             counted = words >= 0
             owners.append(np.asarray(plain, dtype=np.int64)[text_of[counted]])
