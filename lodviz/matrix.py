@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from lodviz import selection
 from lodviz.errors import InvalidParameters
 
 KINDS = ("float32", "float16", "int8")
@@ -265,10 +266,9 @@ class UnitRows:
         if k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         wide = min(n, max(OVERSAMPLE * k, k))
-        rows = np.argpartition(-approx, wide - 1)[:wide] if wide < n else np.arange(n)
+        rows = selection.top_k(approx, wide, ordered=False)  # ascending: the mapped file is read in order
         if visible is not None:
             rows = rows[visible[rows]]
-        rows = np.sort(rows)  # ascending: the mapped file is read in order
         if self._mapped is not None:
             self._mapped.advise(scattered=True)
         try:

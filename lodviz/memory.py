@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lodviz import access, history, limits, scoring, tuning
+from lodviz import access, history, limits, scoring, selection, tuning
 from lodviz import budget as budgeting
 from lodviz import lexical as lex
 from lodviz.access import Identity, TokenRecord
@@ -799,7 +799,7 @@ class Memory:
             penalty_all = self._penalty(terms, vectors, exclude_weight) if terms else None
             ranked = np.where(visible, cos_all - (penalty_all if penalty_all is not None else 0.0), -np.inf)
             kk = min(k, int(visible.sum()))
-            rows = np.argpartition(-ranked, kk - 1)[:kk] if 0 < kk < len(ranked) else np.flatnonzero(visible)[:kk]
+            rows = selection.top_k(ranked, kk, ordered=False) if kk > 0 else np.zeros(0, dtype=np.int64)
             cos = cos_all[rows].astype(np.float64)
             penalty = penalty_all[rows] if penalty_all is not None else None
         else:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from lodviz import lexical, scoring
+from lodviz import lexical, scoring, selection
 from lodviz.access import TokenRecord
 from lodviz.records import (  # re-exported: the backends speak in them
     AuditEvent,
@@ -195,8 +195,7 @@ class Store(abc.ABC):
         k = min(k, len(sims))
         if k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        rows = np.argpartition(-sims, k - 1)[:k] if k < len(sims) else np.arange(len(sims))
-        rows = rows[np.argsort(-sims[rows], kind="stable")]
+        rows = selection.top_k(sims, k)
         return rows, sims[rows]
 
     @abc.abstractmethod
