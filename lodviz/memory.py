@@ -1185,8 +1185,8 @@ class Memory:
             if c.memory_id not in by_id or c.other_id not in by_id:
                 continue
             if c.status == "open":
-                by_id[c.memory_id].conflicts.append(c.other_id)
-                by_id[c.other_id].conflicts.append(c.memory_id)
+                by_id[c.memory_id].conflicts = [*by_id[c.memory_id].conflicts, c.other_id]
+                by_id[c.other_id].conflicts = [*by_id[c.other_id].conflicts, c.memory_id]
             elif c.superseded_id in (c.memory_id, c.other_id):
                 by_id[c.superseded_id].superseded_by = c.partner(c.superseded_id)
         return items + added
@@ -1892,17 +1892,21 @@ def _hits(
     # NaN (never retrieved) is the one value not equal to itself.
     last = [from_ts(x, UTC) if x == x else None for x in sub.last_retrieved_at[rows].tolist()]
     created = [from_ts(x, UTC) for x in sub.created_at[rows].tolist()]
-    estimate = budgeting.estimate_tokens
-    found = [contents[memory_id] for memory_id in sub.ids[rows].tolist()]
+    ids = sub.ids[rows].tolist()
+    found = [contents[memory_id] for memory_id in ids]
+    texts, sources = (list(column) for column in zip(*found)) if found else ([], [])
+    if tokens is None:  # ``budget.estimate_tokens`` of each text, as arrays
+        tokens = budgeting.tokens_for_length(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)))
     # Positional, in Hit's field order: keywords would cost four times as much per item.
     return [
         Hit(memory_id, _TIERS[tier], content, s, d, score, pen, retrieved, last_at, created_at, names[code],
-            "shared" if shared else "private", kind, source, _TIERS[floor], estimate(content) if n is None else n, is_whole)
-        for memory_id, tier, (content, source), s, d, score, pen, retrieved, last_at, created_at, code, shared, kind, floor, is_whole, n
+            "shared" if shared else "private", kind, source, _TIERS[floor], n, is_whole)
+        for memory_id, tier, content, source, s, d, score, pen, retrieved, last_at, created_at, code, shared, kind, floor, is_whole, n
         in zip(
-            sub.ids[rows].tolist(),
+            ids,
             tiers.tolist(),
-            found,
+            texts,
+            sources,
             scored.similarity[rows].tolist(),
             scored.decay[rows].tolist(),
             scored.score[rows].tolist(),
@@ -1915,6 +1919,6 @@ def _hits(
             sub.kind[rows].tolist(),
             sub.floor[rows].tolist(),
             whole,
-            tokens.tolist() if tokens is not None else [None] * len(rows),
+            np.asarray(tokens).tolist(),
         )
     ]

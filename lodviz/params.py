@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from lodviz.errors import InvalidParameters
@@ -70,19 +70,24 @@ class Params:
     def with_(self, **changes: Any) -> Params:
         """A copy with some values changed (None values are ignored), validated."""
         changes = {name: value for name, value in changes.items() if value is not None}
+        if not changes:  # every search asks with its profile's values: no copy, no second validation
+            return self
         if "lambda" in changes:
             changes["lam"] = changes.pop("lambda")
-        unknown = set(changes) - set(asdict(self))
+        unknown = set(changes) - set(_FIELDS)
         if unknown:
             raise InvalidParameters(f"unknown parameter {sorted(unknown)[0]!r}.")
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, float | int]:
-        return asdict(self)
+        return {name: getattr(self, name) for name in _FIELDS}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Params:
         return cls().with_(**dict(data))
+
+
+_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Params))
 
 
 def _label(name: str) -> str:

@@ -69,7 +69,9 @@ class Hit:
     floor: Tier
     tokens: int
     whole: bool = True  # the content is the memory's full text
-    conflicts: list[int] = field(default_factory=list)  # ids of memories this one may contradict (open conflicts)
+    # Ids of memories this one may contradict (open conflicts). Empty is a shared tuple:
+    # a search builds up to 1000 items, and a fresh list for each cost more than the rest of its fields.
+    conflicts: Sequence[int] = ()
     superseded_by: int | None = None  # an auditor marked it superseded by this memory
 
     def to_dict(self) -> dict[str, Any]:
