@@ -7,7 +7,7 @@ Search: ``Memory.search`` on a synthetic DuckDB store, with an embedder stub
 that hands back precomputed query vectors, so the timing covers everything but
 the model's forward pass of the query (which does not grow with the store):
 profile and reference time lookups, the top-k over the unit matrix, scoring,
-fetching the candidates' texts (``store.contents``), tiering, and
+fetching the candidates' texts (``store.texts``), tiering, and
 (``touch=True``, the default) promotion by use: the retrieval-log append with
 its audit line, in one transaction.
 The baseline is plain numpy over the very same matrix: ``M @ q``, then
@@ -104,7 +104,7 @@ def measure(path: str, n: int, seed: int, reps: int, rescore_reps: int, warmup: 
 
     # -- search -----------------------------------------------------------------
     spans = Spans()
-    for method in ("nearest", "contents", "touch"):
+    for method in ("nearest", "texts", "touch", "record"):
         spans.wrap(mem._store, method)  # the store is private to Memory since issue 10; the benchmark looks inside
     k = mem.profile(None).k
     series: dict[str, list[float]] = {"numpy": [], **{name: [] for name in SEARCH_VARIANTS}}
@@ -153,11 +153,11 @@ def measure(path: str, n: int, seed: int, reps: int, rescore_reps: int, warmup: 
         stats["ratio_p95"] = ratio(stats, search["numpy"], "p95_ms")
         stats["paired_ratio_p50"] = float(np.median(np.asarray(series[name]) / np.asarray(series["numpy"])))
         breakdown = {}
-        for part in ("nearest", "contents", "touch"):
+        for part in ("nearest", "texts", "touch", "record"):
             breakdown[f"{part}_p50_ms"] = float(np.median([p.get(part, 0.0) for p in parts[name]]) * 1000)
-        breakdown["other_p50_ms"] = float(
-            np.median([p["total"] - p.get("nearest", 0) - p.get("contents", 0) - p.get("touch", 0) for p in parts[name]]) * 1000
-        )
+        breakdown["other_p50_ms"] = float(np.median([
+            p["total"] - p.get("nearest", 0) - p.get("texts", 0) - p.get("touch", 0) - p.get("record", 0) for p in parts[name]
+        ]) * 1000)
         stats["breakdown"] = breakdown
         stats["result"] = shape.get(name)
     out["search"] = {"k": k, "agent": AGENT, "distinct_queries": count - 1, "warmup": warmup, "series": search,

@@ -304,7 +304,7 @@ class Memory:
         scored = scoring.score_all(found.similarity, t, sub.retrieval_count, sub.floor, params, found.penalty)
         keep = np.flatnonzero(scored.tier > Tier.OUT)
         tiers = scored.tier[keep].astype(np.int64)
-        _hits(sub, keep, tiers, self._store.contents(sub.ids[keep].tolist(), tiers.tolist()), scored)
+        _hits(sub, keep, tiers, *self._store.texts(sub.ids[keep].tolist(), tiers.tolist()), scored)
         self._store.conflicts(sub.ids[keep].tolist(), status=["open", "superseded"])
         try:  # and the model, which a first query would load
             self.embedder.embed(["warm up"])
@@ -1013,8 +1013,8 @@ class Memory:
             sharpest = np.argsort(-tiers, kind="stable")
             rows, tiers = keep[sharpest], tiers[sharpest]
             ids = sub.ids[rows]
-            contents = self._store.contents(ids.tolist(), tiers.tolist())
-            items = self._mark_conflicts(_hits(sub, rows, tiers, contents, scored), agent_id, params, when, existed)
+            texts, sources = self._store.texts(ids.tolist(), tiers.tolist())
+            items = self._mark_conflicts(_hits(sub, rows, tiers, texts, sources, scored), agent_id, params, when, existed)
             if len(items) == len(rows):  # no conflict's other memory joined: what was returned, from the arrays
                 returned = {t.name: ids[tiers == t].tolist() for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
             counted = None
@@ -1142,8 +1142,11 @@ class Memory:
             if header_cost(roomier) <= actual:
                 tiers = roomier
         chosen = np.flatnonzero(tiers > Tier.OUT)
-        contents = {int(ids[i]): texts[int(tiers[i])][int(ids[i])] for i in chosen.tolist()}
-        return _hits(sub, keep[chosen], tiers[chosen].astype(np.int64), contents, scored, costs[chosen, tiers[chosen]])
+        found = [texts[int(tiers[i])][int(ids[i])] for i in chosen.tolist()]
+        return _hits(
+            sub, keep[chosen], tiers[chosen].astype(np.int64), [text for text, _ in found], [source for _, source in found],
+            scored, costs[chosen, tiers[chosen]],
+        )
 
     def _trim(self, mode: str, query: str | None, items: list[Hit], exclude: Sequence[str], budget: int) -> int:
         """Count the rendered result; while it is over ``budget`` (a BPE tokenizer merging across
@@ -1874,11 +1877,12 @@ def _hits(
     sub: Columns,
     rows: np.ndarray,
     tiers: np.ndarray,
-    contents: dict[int, tuple[str, str | None]],
+    texts: list[str],
+    sources: list[str | None],
     scored: scoring.Scored,
     tokens: np.ndarray | None = None,
 ) -> list[Hit]:
-    """Result items for ``rows`` of the scored state, column by column.
+    """Result items for ``rows`` of the scored state, column by column, with their texts and sources in order.
 
     A search builds up to k (1000) of these; reading each column once as a list
     costs a fraction of indexing numpy scalars item by item. ``retrieval_count``
@@ -1893,8 +1897,6 @@ def _hits(
     last = [from_ts(x, UTC) if x == x else None for x in sub.last_retrieved_at[rows].tolist()]
     created = [from_ts(x, UTC) for x in sub.created_at[rows].tolist()]
     ids = sub.ids[rows].tolist()
-    found = [contents[memory_id] for memory_id in ids]
-    texts, sources = (list(column) for column in zip(*found)) if found else ([], [])
     if tokens is None:  # ``budget.estimate_tokens`` of each text, as arrays
         tokens = budgeting.tokens_for_length(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)))
     # Positional, in Hit's field order: keywords would cost four times as much per item.

@@ -114,6 +114,15 @@ class Store(abc.ABC):
         records = self.get(ids)
         return {int(i): (records[int(i)].text_at(int(t)), records[int(i)].source) for i, t in zip(ids, tiers)}
 
+    def texts(self, ids: Sequence[int], tiers: Sequence[int]) -> tuple[list[str], list[str | None]]:
+        """``contents`` as two lists in the order of ``ids``: the texts, and the sources.
+
+        What a search's items are built from; a backend may make them without the dict.
+        """
+        found = self.contents(ids, tiers)
+        pairs = [found[int(i)] for i in ids]
+        return [text for text, _ in pairs], [source for _, source in pairs]
+
     def term_counts(self, ids: Sequence[int], wanted: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """BM25 frequencies of each ``wanted`` term in each memory's summary, (terms, memories),
         and each summary's length in terms (``lodviz.lexical``).

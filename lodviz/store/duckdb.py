@@ -439,55 +439,96 @@ class _ShortTexts:
 
     A search shows most results as headlines or summaries, scattered over the
     whole file; DuckDB reads them by decompressing a block of 2048 rows per
-    hit (~5-7 ms per column for 1000 hits at 1M rows), Arrow takes them from
-    memory in ~0.1 ms. They cost about 250 bytes per memory. Full texts, the
-    long ones, stay on disk unless all of them together are under
-    ``FULL_TEXTS_IN_MEMORY`` characters: then reading the FULL results from
-    the file (~3-4 ms at 100k memories) would be most of a search's own cost.
-    Chunks appended by inserts are merged now and then.
+    hit (~5-7 ms per column for 1000 hits at 1M rows); from memory they take
+    well under a millisecond. Full texts, the long ones, stay on disk unless
+    all of them together are under ``FULL_TEXTS_IN_MEMORY`` characters: then
+    reading the FULL results from the file (~3-4 ms at 100k memories) would be
+    most of a search's own cost. Chunks appended by inserts are merged now and then.
+
+    Up to ``objects`` memories the texts are kept as Python strings (numpy
+    object arrays): a search then hands out the strings it holds, where Arrow
+    would make 2,000-3,000 new ones, each a cache miss after the scan has
+    flushed the CPU's caches (at 100k memories ~0.5 ms against ~1.2 ms). A
+    Python string costs ~50 bytes more than Arrow's ~250 per memory, so a
+    bigger store keeps Arrow's.
     """
 
     COLUMNS: tuple[str, ...] = ("headline", "summary", "source")
     _MERGE_AT = 16
 
-    def __init__(self, table: pa.Table, full: bool = False) -> None:
+    def __init__(self, table: pa.Table, full: bool = False, objects: bool = False) -> None:
         self.full = full
+        self.objects = objects
         if full:
             self.COLUMNS = (*type(self).COLUMNS, "text")
-        self._chunks: list[pa.Table] = []
+        self._chunks: list[dict[str, pa.Array | np.ndarray]] = []
         self._starts: list[int] = []
         self.n = 0
         self.extend(table)
 
+    def _chunk(self, table: pa.Table) -> dict[str, pa.Array | np.ndarray]:
+        schema = pa.schema([(name, pa.large_string()) for name in self.COLUMNS])
+        table = table.select(list(self.COLUMNS)).cast(schema).combine_chunks()
+        if self.objects:
+            return {name: table.column(name).to_numpy(zero_copy_only=False) for name in self.COLUMNS}
+        return {name: table.column(name).chunk(0) if len(table) else pa.array([], pa.large_string()) for name in self.COLUMNS}
+
     def extend(self, table: pa.Table) -> None:
         if not len(table):
             return
-        schema = pa.schema([(name, pa.large_string()) for name in self.COLUMNS])
-        self._chunks.append(table.select(list(self.COLUMNS)).cast(schema).combine_chunks())
+        self._chunks.append(self._chunk(table))
         self._starts.append(self.n)
         self.n += len(table)
         if len(self._chunks) > self._MERGE_AT:
             # Merge the small chunks inserts added, not the big first one, unless
             # they have outgrown it: copying everything on every 17th insert
             # would cost ~170 ms and twice the memory at 1M memories.
-            first = len(self._chunks[0])
+            first = len(self._chunks[0]["source"])
             keep = 0 if self.n - first > first else 1
-            merged = pa.concat_tables(self._chunks[keep:]).combine_chunks()
+            parts = self._chunks[keep:]
+            merged = {
+                name: np.concatenate([p[name] for p in parts]) if self.objects
+                else pa.concat_arrays([p[name] for p in parts])
+                for name in self.COLUMNS
+            }
             self._chunks = self._chunks[:keep] + [merged]
             self._starts = self._starts[:keep] + [self._starts[keep]]
+
+    @staticmethod
+    def _take(values: pa.Array | np.ndarray, rows: np.ndarray) -> list[str | None]:
+        if isinstance(values, np.ndarray):
+            return values[rows].tolist()
+        return values.take(pa.array(rows)).to_pylist()
+
+    def take_by(self, rows: np.ndarray, keys: np.ndarray, columns: dict[int, str]) -> list[str | None]:
+        """For each of ``rows``, the column that its key names in ``columns`` (None for a key not there)."""
+        if self.objects and len(self._chunks) == 1:  # one gather per column into one array
+            chunk = self._chunks[0]
+            out = np.full(len(rows), None, dtype=object)
+            for key, column in columns.items():
+                positions = np.flatnonzero(keys == key)
+                if len(positions):
+                    out[positions] = chunk[column][rows[positions]]
+            return out.tolist()
+        texts: list[str | None] = [None] * len(rows)
+        for key, column in columns.items():
+            positions = np.flatnonzero(keys == key)
+            if len(positions):
+                for position, text in zip(positions.tolist(), self.take(rows[positions], column)):
+                    texts[position] = text
+        return texts
 
     def take(self, rows: np.ndarray, column: str) -> list[str | None]:
         """``column`` at cache rows ``rows``, in their order."""
         rows = np.asarray(rows, dtype=np.int64)
         if len(self._chunks) == 1:
-            return self._chunks[0].column(column).chunk(0).take(pa.array(rows)).to_pylist()
+            return self._take(self._chunks[0][column], rows)
         out: list[str | None] = [None] * len(rows)
         which = np.searchsorted(np.asarray(self._starts), rows, side="right") - 1
         for chunk in np.unique(which).tolist():
             positions = np.flatnonzero(which == chunk)
             local = rows[positions] - self._starts[chunk]
-            values = self._chunks[chunk].column(column).chunk(0).take(pa.array(local)).to_pylist()
-            for position, value in zip(positions.tolist(), values):
+            for position, value in zip(positions.tolist(), self._take(self._chunks[chunk][column], local)):
                 out[position] = value
         return out
 
@@ -502,6 +543,8 @@ class DuckDBStore(Store):
     #: benchmark's texts, ~0.4 GiB); with a compact matrix, which is chosen to
     #: save memory, at most ``FULL_TEXTS_IN_MEMORY_COMPACT``: see ``_ShortTexts``.
     FULL_TEXTS_IN_MEMORY = 400_000_000
+    #: Up to this many memories the texts in memory are Python strings (see ``_ShortTexts``).
+    TEXTS_AS_OBJECTS = 2_000_000
     FULL_TEXTS_IN_MEMORY_COMPACT = 64_000_000
 
     def __init__(self, path: str | Path = ":memory:", *, read_only: bool = False, matrix: str | None = None) -> None:
@@ -897,34 +940,32 @@ class DuckDBStore(Store):
     _TIER_COLUMN = {1: "headline", 2: "summary"}
 
     def contents(self, ids: Sequence[int], tiers: Sequence[int]) -> dict[int, tuple[str, str | None]]:
-        return self._contents(np.asarray(ids, dtype=np.int64), np.asarray(tiers, dtype=np.int64))
+        ids = [int(i) for i in ids]
+        return dict(zip(ids, zip(*self.texts(ids, tiers)))) if ids else {}
 
-    def _contents(self, ids: np.ndarray, tiers: np.ndarray) -> dict[int, tuple[str, str | None]]:
-        if not len(ids):
-            return {}
+    def texts(self, ids: Sequence[int], tiers: Sequence[int]) -> tuple[list[str], list[str | None]]:
+        wanted = np.asarray(ids, dtype=np.int64)
+        at = np.asarray(tiers, dtype=np.int64)
+        if not len(wanted):
+            return [], []
         with self._lock:
             cache = self._load()
-            rows = cache.present_rows(ids)
+            rows = cache.present_rows(wanted)
             short = self._short_texts()
             sources = short.take(rows, "source")
-            texts: list[str | None] = [None] * len(ids)
             columns = {**self._TIER_COLUMN, 3: "text"} if short.full else self._TIER_COLUMN
-            for tier, column in columns.items():
-                positions = np.flatnonzero(tiers == tier)
-                if len(positions):
-                    for position, text in zip(positions.tolist(), short.take(rows[positions], column)):
-                        texts[position] = text
-            positions = np.flatnonzero(tiers >= 3) if not short.full else np.zeros(0, dtype=np.int64)
+            texts = short.take_by(rows, at, columns)
+            positions = np.flatnonzero(at >= 3) if not short.full else np.zeros(0, dtype=np.int64)
             if len(positions):
                 full: dict[int, str] = dict(
                     self._run(
                         "SELECT id, text FROM memories WHERE id IN (SELECT unnest(?::BIGINT[]))",
-                        [ids[positions].tolist()],
+                        [wanted[positions].tolist()],
                     )
                 )
                 for position in positions.tolist():
-                    texts[position] = full[int(ids[position])]
-        return {memory_id: (text, source) for memory_id, text, source in zip(ids.tolist(), texts, sources)}  # type: ignore[misc]
+                    texts[position] = full[int(wanted[position])]
+        return texts, sources  # type: ignore[return-value]
 
     #: Summaries indexed per step while ``warm`` builds the term index (the lock is held only to read them).
     _TERMS_BATCH = 50_000
@@ -985,7 +1026,7 @@ class DuckDBStore(Store):
                 raise StoreError(f"{self.path} changed under this process; reopen it.")
             if np.any(order[1:] < order[:-1]):
                 table = table.take(pa.array(order))
-            cache.short_texts = _ShortTexts(table, full=full)
+            cache.short_texts = _ShortTexts(table, full=full, objects=cache.n <= self.TEXTS_AS_OBJECTS)
         return cache.short_texts
 
     def count(self) -> int:

@@ -162,3 +162,26 @@ def test_a_warmed_store_counts_summary_terms_as_reading_the_summaries_does(mem):
     expected_tf, expected_lengths = Store.term_counts(store, ids, wanted)  # the summaries, read and split
     assert np.array_equal(tf, expected_tf) and np.array_equal(lengths, expected_lengths)
     assert tf[0].sum() == 44 and tf[3][3] == 1  # the forgotten memory counts its erased text, not its old one
+
+
+@pytest.mark.parametrize("as_objects", [True, False], ids=["python-strings", "arrow"])
+@pytest.mark.parametrize("full_in_memory", [True, False], ids=["full-texts-in-memory", "full-texts-from-file"])
+def test_texts_in_memory_hand_out_each_tier_in_the_order_asked(tmp_path, monkeypatch, as_objects, full_in_memory):
+    # Both ways of holding the texts (Python strings up to TEXTS_AS_OBJECTS memories, Arrow beyond),
+    # with full texts in memory or read from the file, across inserts that add and merge chunks.
+    monkeypatch.setattr(DuckDBStore, "TEXTS_AS_OBJECTS", 10**9 if as_objects else 0)
+    monkeypatch.setattr(DuckDBStore, "FULL_TEXTS_IN_MEMORY", 10**9 if full_in_memory else 0)
+    store = DuckDBStore(str(tmp_path / "t.duckdb"))
+    ids = store.insert([memory(i, source=f"src-{i}") for i in range(40)], None)
+    store.texts(ids[:1], [1])  # the first read loads them
+    for i in range(40, 80):  # one chunk per insert: more than the 16 that trigger a merge
+        ids += store.insert([memory(i, source=None if i % 7 == 0 else f"src-{i}")], None)
+    assert store._load().short_texts.objects is as_objects
+    picked = [ids[j] for j in (79, 3, 41, 3, 60, 0, 55)]  # out of order, one twice, old and new chunks
+    tiers = [1, 2, 3, 3, 2, 1, 3]
+    texts, sources = store.texts(picked, tiers)
+    expected = [(("headline", "summary", "full text")[t - 1] + f" {ids.index(m)}") for m, t in zip(picked, tiers)]
+    assert texts == expected
+    assert sources == [None if ids.index(m) % 7 == 0 and ids.index(m) >= 40 else f"src-{ids.index(m)}" for m in picked]
+    assert store.contents(picked, tiers) == {m: (text, source) for m, text, source in zip(picked, texts, sources)}
+    store.close()
