@@ -21,6 +21,7 @@ import logging
 import os
 import threading
 import uuid
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -51,7 +52,7 @@ from lodviz.store.base import (
     imported_history,
     portable_row,
 )
-from lodviz.store.journal import BATCH, Entry, Journal
+from lodviz.store.journal import BATCH, SYNC_AT, Entry, Journal
 from lodviz.times import utc
 
 log = logging.getLogger("lodviz.store")
@@ -62,6 +63,8 @@ FORGOTTEN = "(forgotten)"
 #: checkpoints the content-hash index in memory, and at 1 GB that failed (a fatal DuckDB error) past
 #: 6.5M memories; what a load reads is cached up to it (~1.8 GiB at 1M memories, 80% of RAM by default).
 COMPACT_DUCKDB_MEMORY = "4GB"
+#: The journal's applier thread runs this much nicer than the searches (0-19).
+APPLIER_NICENESS = 10
 
 # -- migrations -------------------------------------------------------------
 
@@ -315,6 +318,35 @@ def _run(con: duckdb.DuckDBPyConnection, sql: str, args: Sequence[Any] | None = 
     """Execute and consume the result: DuckDB refuses other work on a connection
     while a statement's result (even an INSERT's row count) is unread."""
     return con.execute(sql, args).fetchall() if args is not None else con.execute(sql).fetchall()
+
+
+def _insert_arrow(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
+    con.register("_journalled", rows)
+    try:
+        _run(con, f"INSERT INTO {table} ({', '.join(rows.column_names)}) SELECT * FROM _journalled")
+    finally:
+        con.unregister("_journalled")
+
+
+def _lower_this_threads_priority() -> None:
+    """Nice the calling thread (Linux: a thread's own priority), so upkeep yields the CPU to searches."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), APPLIER_NICENESS)
+    except (AttributeError, OSError):  # not Linux, or not allowed: run at the usual priority
+        pass
+
+
+def _applier_loop(store_ref: weakref.ref[DuckDBStore], wanted: threading.Event) -> None:
+    """The journal's applier thread (``DuckDBStore._apply_in_background``): one apply per wake-up."""
+    _lower_this_threads_priority()
+    while True:
+        wanted.wait()
+        wanted.clear()
+        store = store_ref()
+        if store is None or store._closing:
+            return
+        store._apply_pending_once()
+        del store
 
 
 def _utcnow() -> datetime:
@@ -572,6 +604,13 @@ class DuckDBStore(Store):
             raise StoreError(f"cannot open {self.path} as a lodviz store: {exc}") from None
         self._lock = threading.RLock()
         self._depth = 0  # how deep in atomic() blocks this connection is
+        # The journal's applier thread (``_apply_in_background``) and what it shares with the caller.
+        self._applier: threading.Thread | None = None
+        self._apply_con: duckdb.DuckDBPyConnection | None = None
+        self._apply_wanted = threading.Event()
+        self._applier_done = threading.Condition(self._lock)
+        self._applying = False
+        self._closing = False
         self._cache: _Cache | None = None
         self._version = 0  # see ``version``: grows with every change to the cached columns' ages and counts
         self._meta: dict[str, str] | None = None
@@ -662,64 +701,132 @@ class DuckDBStore(Store):
 
     def _settle(self) -> None:
         """Bring the tables up to date with the journal (before a write or a read of audit or usage)."""
-        if self._journal is not None and self._journal.pending and not self._depth:
+        if self._journal is not None and (self._journal.pending or self._applying) and not self._depth:
             self._apply_journal()
 
     def _apply_journal(self) -> None:
-        """Write the journal's pending entries to the tables in one transaction, then empty it."""
+        """Write the journal's pending entries to the tables in one transaction, then empty it (on the caller's path)."""
         with self._lock:
+            self._wait_for_applier()
             journal = self._journal
             if journal is None or not journal.pending:
                 return
             entries: list[Entry] = list(journal.pending)
-            ids = [i for e in entries for i in e.ids]
-            audits = [e.audit for e in entries if e.audit]
-            self._run("BEGIN TRANSACTION")
             try:
-                if ids:
-                    # Explicit sequence numbers, in journal order: of a memory's
-                    # retrievals, the last one logged sets last_retrieved_at.
-                    top = int(self._run("SELECT max(nextval('retrieval_order')) FROM range(?)", [len(ids)])[0][0])
-                    at = np.concatenate([np.full(len(e.ids), e.retrieved_us or 0, dtype=np.int64) for e in entries if e.ids])
-                    self._insert_arrow(
-                        "retrievals",
-                        pa.table({
-                            "memory_id": pa.array(ids, pa.int64()),
-                            "retrieved_at": pa.array(at, pa.timestamp("us")),
-                            "seq": pa.array(np.arange(top - len(ids) + 1, top + 1, dtype=np.int64)),
-                        }),
-                    )
-                if audits:
-                    top = int(self._run("SELECT max(nextval('audit_id')) FROM range(?)", [len(audits)])[0][0])
-                    self._insert_arrow(
-                        "audit",
-                        pa.table({
-                            "id": pa.array(np.arange(top - len(audits) + 1, top + 1, dtype=np.int64)),
-                            "occurred_at": pa.array([a["occurred_us"] for a in audits], pa.timestamp("us")),
-                            "action": pa.array([a["action"] for a in audits], pa.string()),
-                            "actor": pa.array([a["actor"] for a in audits], pa.string()),
-                            "agent_id": pa.array([a["agent_id"] for a in audits], pa.string()),
-                            "memory_id": pa.array([a["memory_id"] for a in audits], pa.int64()),
-                            "query": pa.array([a["query"] for a in audits], pa.string()),
-                            "details": pa.array([a["details"] for a in audits], pa.string()),
-                        }),
-                    )
-                self._run("INSERT OR REPLACE INTO meta VALUES ('journal_applied', ?)", [str(entries[-1].seq)])
-                self._run("COMMIT")
-            except BaseException:
-                self._run("ROLLBACK")
-                raise
+                self._write_entries(self._con, entries)
             finally:
                 self._meta = None
             journal.clear()
-            self._pending_retrievals += len(ids)
+            self._pending_retrievals += sum(len(e.ids) for e in entries)
 
-    def _insert_arrow(self, table: str, rows: pa.Table) -> None:
-        self._con.register("_journalled", rows)
+    def _write_entries(self, con: duckdb.DuckDBPyConnection, entries: list[Entry]) -> None:
+        """The rows of ``entries`` and the last sequence applied, in one transaction on ``con``."""
+        ids = [i for e in entries for i in e.ids]
+        audits = [e.audit for e in entries if e.audit]
+        _run(con, "BEGIN TRANSACTION")
         try:
-            self._run(f"INSERT INTO {table} ({', '.join(rows.column_names)}) SELECT * FROM _journalled")
+            if ids:
+                # Explicit sequence numbers, in journal order: of a memory's
+                # retrievals, the last one logged sets last_retrieved_at.
+                top = int(_run(con, "SELECT max(nextval('retrieval_order')) FROM range(?)", [len(ids)])[0][0])
+                at = np.concatenate([np.full(len(e.ids), e.retrieved_us or 0, dtype=np.int64) for e in entries if e.ids])
+                _insert_arrow(con, "retrievals", pa.table({
+                    "memory_id": pa.array(ids, pa.int64()),
+                    "retrieved_at": pa.array(at, pa.timestamp("us")),
+                    "seq": pa.array(np.arange(top - len(ids) + 1, top + 1, dtype=np.int64)),
+                }))
+            if audits:
+                top = int(_run(con, "SELECT max(nextval('audit_id')) FROM range(?)", [len(audits)])[0][0])
+                _insert_arrow(con, "audit", pa.table({
+                    "id": pa.array(np.arange(top - len(audits) + 1, top + 1, dtype=np.int64)),
+                    "occurred_at": pa.array([a["occurred_us"] for a in audits], pa.timestamp("us")),
+                    "action": pa.array([a["action"] for a in audits], pa.string()),
+                    "actor": pa.array([a["actor"] for a in audits], pa.string()),
+                    "agent_id": pa.array([a["agent_id"] for a in audits], pa.string()),
+                    "memory_id": pa.array([a["memory_id"] for a in audits], pa.int64()),
+                    "query": pa.array([a["query"] for a in audits], pa.string()),
+                    "details": pa.array([a["details"] for a in audits], pa.string()),
+                }))
+            _run(con, "INSERT OR REPLACE INTO meta VALUES ('journal_applied', ?)", [str(entries[-1].seq)])
+            _run(con, "COMMIT")
+        except BaseException:
+            _run(con, "ROLLBACK")
+            raise
+
+    # -- the applier: the journal written to the tables off the searches' path --------
+
+    def _apply_in_background(self) -> None:
+        """Have the applier thread write the pending entries to the tables (started on first use).
+
+        A search's writes are on disk, in the journal, before it returns; their
+        rows in the tables are upkeep (~15-20 ms for a batch at 100k memories).
+        Done in the search that filled the batch, that was every 64th search's
+        wait. The applier does it on a connection of its own while searches go
+        on (DuckDB lets go of the GIL while it works), at a lower CPU priority.
+        Every other write, and every read of the audit log or of usage, waits
+        for it first (``_settle``): the order of the audit log stays the order
+        things happened in.
+        """
+        if self._applier is None:
+            self._apply_con = self._con.cursor()
+            # The thread holds the store weakly: a store dropped without close is still collected
+            # (and its connections closed), and the thread then ends.
+            self._applier = threading.Thread(
+                target=_applier_loop, args=(weakref.ref(self), self._apply_wanted), name="lodviz-journal", daemon=True
+            )
+            weakref.finalize(self, self._apply_wanted.set)
+            self._applier.start()
+        self._apply_wanted.set()
+
+    def _apply_pending_once(self) -> None:
+        """One background apply of what is pending now (the applier thread's step)."""
+        with self._lock:
+            journal = self._journal
+            if journal is None or self._depth or self._applying or not journal.pending:
+                return
+            entries = list(journal.pending)
+            self._applying = True
+        applied = False
+        try:
+            assert self._apply_con is not None
+            self._write_entries(self._apply_con, entries)
+            applied = True
+        except Exception as exc:  # upkeep only: the entries stay in the journal, for the next try
+            log.warning("could not apply the journal to %s yet: %s", self.path, exc)
         finally:
-            self._con.unregister("_journalled")
+            with self._lock:
+                try:
+                    if applied and self._journal is journal:
+                        self._meta = None
+                        self._pending_retrievals += sum(len(e.ids) for e in entries)
+                        journal.applied(entries[-1].seq)
+                except OSError as exc:  # emptying the file failed: its lines are applied, and skipped when read
+                    log.warning("could not empty the journal of %s: %s", self.path, exc)
+                finally:
+                    self._applying = False
+                    self._applier_done.notify_all()
+
+    def _wait_for_applier(self) -> None:
+        """Wait (holding the store's lock between checks) until no background apply is running."""
+        with self._lock:
+            while self._applying:
+                self._applier_done.wait()
+
+    def _stop_applier(self) -> None:
+        """End the applier thread (after any apply it is running): called by ``close`` before it takes the lock."""
+        thread = self._applier
+        if thread is None:
+            return
+        self._closing = True
+        self._apply_wanted.set()
+        thread.join()
+        self._applier = None
+        if self._apply_con is not None:
+            try:
+                self._apply_con.close()
+            except duckdb.Error:
+                pass
+            self._apply_con = None
 
     def _check_schema(self) -> None:
         names = {r[0] for r in self._con.execute("SELECT name FROM _migrations").fetchall()}
@@ -1290,12 +1397,24 @@ class DuckDBStore(Store):
                 self._insert_audit(event)
 
     def _apply_if_long(self) -> None:
-        """Apply the journal once it holds ``BATCH`` entries; they are safe in it if this fails."""
-        if self._journal is not None and len(self._journal.pending) >= BATCH and not self._depth:
-            try:
-                self._apply_journal()
-            except duckdb.Error as exc:
-                log.warning("could not apply the journal to %s yet: %s", self.path, exc)
+        """Once the journal holds ``BATCH`` entries, have them applied; they are safe in it if that fails.
+
+        In the background (``_apply_in_background``), unless the journal's file
+        has grown past ``journal.SYNC_AT``: searches that kept coming while each
+        batch was applied left lines in it, and only an apply with none coming
+        can empty it, so this one search does it.
+        """
+        journal = self._journal
+        if journal is None or len(journal.pending) < BATCH or self._depth:
+            return
+        if journal.written < SYNC_AT:
+            if not self._applying:
+                self._apply_in_background()
+            return
+        try:
+            self._apply_journal()
+        except duckdb.Error as exc:
+            log.warning("could not apply the journal to %s yet: %s", self.path, exc)
 
     def audit(
         self,
@@ -1452,6 +1571,7 @@ class DuckDBStore(Store):
             self._profiles = None
 
     def close(self) -> None:
+        self._stop_applier()  # before the lock: its last step takes it
         with self._lock:
             if self._journal is not None:
                 try:

@@ -6,9 +6,10 @@ per-statement overhead rather than the disk (an fsync here costs ~0.5 ms).
 So the store appends a search's writes to this journal as one JSON line and
 flushes it to disk (``fdatasync``) before the search returns, and applies the
 journal to its tables later, in one transaction for many searches
-(``DuckDBStore``): before any other write, before any read of the audit log or
-of usage, when it holds ``BATCH`` lines, on close, and on the next open after
-a crash.
+(``DuckDBStore``): in a background thread once it holds ``BATCH`` lines (the
+search that filled the batch does not wait for it), before any other write,
+before any read of the audit log or of usage, on close, and on the next open
+after a crash.
 
 What a crash may lose: a search that had not returned (its line was not, or
 not completely, on disk). Nothing a caller was answered for. A line carries
@@ -31,6 +32,10 @@ log = logging.getLogger("lodviz.store")
 
 #: Lines that make the store apply the journal at the next write it journals.
 BATCH = 64
+#: Past this many bytes of lines the next batch is applied in the search that fills it, so that the
+#: file can be emptied (see ``DuckDBStore._apply_if_long``); searches arriving while the applier thread
+#: works add lines that keep it from emptying the file.
+SYNC_AT = 8 << 20
 #: The file grows this much at a time, written as zeros and flushed once: a line written inside
 #: the file's size is flushed by ``fdatasync`` without a metadata commit (ext4 here: ~0.1 ms,
 #: against 0.4-2 ms for a line that makes the file longer). ``clear`` starts again at the top.
@@ -137,6 +142,21 @@ class Journal:
             raise
         self._size = size
 
+    @property
+    def written(self) -> int:
+        """Bytes of lines in the file (applied or not) since it was last emptied."""
+        return self._end
+
+    def applied(self, seq: int) -> None:
+        """Entries up to ``seq`` are in the tables: forget them, and empty the file if nothing else is pending.
+
+        Lines left in the file up to ``seq`` are harmless: the store records the
+        last sequence applied, and a reader skips them.
+        """
+        self.pending = [e for e in self.pending if e.seq > seq]
+        if not self.pending:
+            self.clear()
+
     def clear(self) -> None:
         """Empty the file once its entries are in the tables: zero what was written, keep the room."""
         if self._end:
@@ -152,4 +172,4 @@ class Journal:
             pass
 
 
-__all__ = ["Journal", "Entry", "BATCH"]
+__all__ = ["Journal", "Entry", "BATCH", "SYNC_AT"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -100,15 +101,70 @@ def test_other_writes_come_after_the_journalled_searches_in_the_audit_log(tmp_pa
         assert [e.id for e in events] == sorted(e.id for e in events)
 
 
-def test_the_journal_is_applied_in_batches(tmp_path: Path) -> None:
+def _wait_until(condition, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "the applier thread did not get to it"
+        time.sleep(0.01)
+
+
+def test_a_full_batch_is_applied_in_the_background_while_searches_go_on(tmp_path: Path) -> None:
     with DuckDBStore(tmp_path / "s.duckdb") as store:
         store.insert([memory(1)], None)
         for _ in range(BATCH - 1):
             store.touch([1], T0, AuditEvent(action="search", actor="t", query="q"))
         assert store._journal is not None and len(store._journal.pending) == BATCH - 1
+        assert store._applier is None  # nothing to apply yet
         store.touch([1], T0, AuditEvent(action="search", actor="t", query="q"))
-        assert not store._journal.pending
+        assert store._applier is not None
+        # Applied by the applier thread, on its own connection; nothing here asks for it.
+        _wait_until(lambda: not store._journal.pending)
+        assert store._journal.written == 0  # and the file emptied
+        assert store._con.execute("SELECT count(*) FROM retrievals").fetchall() == [(BATCH,)]
+        assert store._con.execute("SELECT count(*) FROM audit WHERE query = 'q'").fetchall() == [(BATCH,)]
         assert _usage(store)[1][0] == BATCH
+
+
+def test_a_write_waits_for_a_background_apply_and_comes_after_it_in_the_audit_log(tmp_path: Path) -> None:
+    with DuckDBStore(tmp_path / "s.duckdb") as store:
+        store.insert([memory(1)], None)
+        for n in range(BATCH):
+            store.touch([1], T0, AuditEvent(action="search", actor="t", query=f"q{n}"))
+        store.set_floor(1, 2, AuditEvent(action="promote", actor="t", memory_id=1))  # while the applier may be at work
+        events = list(reversed(store.audit()))
+        assert [e.query for e in events if e.action == "search"] == [f"q{n}" for n in range(BATCH)]
+        assert events[-1].action == "promote"
+        assert [e.id for e in events] == sorted(e.id for e in events)
+
+
+def test_searches_during_background_applies_keep_the_file_bounded(tmp_path: Path, monkeypatch) -> None:
+    # Lines that arrive while a batch is being applied keep the file from being emptied; past SYNC_AT
+    # bytes a search applies the batch itself and empties it.
+    monkeypatch.setattr("lodviz.store.duckdb.SYNC_AT", 4096)
+    with DuckDBStore(tmp_path / "s.duckdb") as store:
+        store.insert([memory(1)], None)
+        for n in range(5 * BATCH):
+            store.touch([1], T0, AuditEvent(action="search", actor="t", query=f"q{n}", details={"pad": "x" * 200}))
+            assert store._journal is not None and store._journal.written < 4096 + BATCH * 400
+        assert _usage(store)[1][0] == 5 * BATCH
+        assert len(store.audit(actions=["search"], limit=10 * BATCH)) == 5 * BATCH
+
+
+def test_a_store_dropped_without_close_ends_its_applier(tmp_path: Path) -> None:
+    store = DuckDBStore(tmp_path / "s.duckdb")
+    store.insert([memory(1)], None)
+    for _ in range(BATCH):
+        store.touch([1], T0, AuditEvent(action="search", actor="t", query="q"))
+    thread = store._applier
+    assert thread is not None
+    journal = store._journal
+    _wait_until(lambda: not journal.pending)
+    del store, journal
+    import gc
+
+    gc.collect()
+    thread.join(timeout=10)
+    assert not thread.is_alive()
 
 
 def test_of_journalled_retrievals_the_last_logged_sets_last_retrieved_at(tmp_path: Path) -> None:
