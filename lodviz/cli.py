@@ -919,6 +919,7 @@ def serve_command(
     serve(
         settings.store, host=host, port=port, open_browser=not no_open, model=settings.model, compressor=settings.compressor,
         matrix=settings.matrix, idle_timeout=idle_timeout, auth=auth, read_only=read_only, allowed_hosts=allowed_host,
+        settle_heap=True,
     )
     _end_served_process(ctx)
 
@@ -949,7 +950,7 @@ def demo_command(ctx: click.Context, host: str, port: int, reset: bool, no_open:
         return
     serve(
         target, host=host, port=port, open_browser=not no_open, model=settings.model, compressor=settings.compressor,
-        matrix=settings.matrix, read_only=read_only,
+        matrix=settings.matrix, read_only=read_only, settle_heap=True,
     )
     _end_served_process(ctx)
 
@@ -975,7 +976,7 @@ def mcp_command(ctx: click.Context, store: str | None, agent: str | None, http: 
     if http:
         serve(
             settings.store, host=host, port=port, open_browser=False, agent=agent, model=settings.model,
-            compressor=settings.compressor, matrix=settings.matrix,
+            compressor=settings.compressor, matrix=settings.matrix, settle_heap=True,
         )
         _end_served_process(ctx)
         return

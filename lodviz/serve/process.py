@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import logging
 import os
 import signal
 import socket
@@ -21,11 +22,14 @@ from typing import Any
 import click
 
 import lodviz
+from lodviz import runtime
 from lodviz.errors import LodvizError
 from lodviz.serve import registry
 from lodviz.serve.app import DEFAULT_HOST, LodvizServer
 
 DEFAULT_PORT = 8050
+
+log = logging.getLogger("lodviz.serve")
 
 
 class ServeError(LodvizError):
@@ -58,6 +62,14 @@ def _already_stopping(signum: int, frame: Any) -> None:
     serve() is already returning, and an exception here would cut its clean-up short."""
 
 
+def _warm_then_settle(mem: lodviz.Memory) -> None:
+    try:
+        mem.warm()
+    except Exception as exc:  # the first search loads what it needs, and says what failed
+        log.warning("warming the store failed: %s", exc)
+    runtime.settle_heap()
+
+
 def serve(
     store: str | os.PathLike[str],
     *,
@@ -76,8 +88,14 @@ def serve(
     auth: bool = False,
     read_only: bool = False,
     allowed_hosts: tuple[str, ...] = (),
+    settle_heap: bool = False,
 ) -> None:
     """Own ``store`` and serve the app and the MCP endpoint until interrupted.
+
+    ``settle_heap``: this process is the server's own (the CLI), so once the
+    store is warm its start-up state is frozen out of the garbage collector's
+    full passes (``lodviz.runtime``); a server embedded in another program leaves
+    that program's heap alone.
 
     Raises ``ServeError`` / ``LodvizError`` (store locked, port in use, ...)
     before anything is served; prints the address once it is. ``on_started``
@@ -127,6 +145,8 @@ def serve(
             matrix=matrix,  # how the embedding matrix is held in memory (lodviz.matrix)
             lock=threading.RLock(),  # the app's threads, the MCP workers and the API share it
         )
+        if settle_heap:
+            threading.Thread(target=_warm_then_settle, args=(mem,), name="lodviz-settle", daemon=True).start()
         server: uvicorn.Server | None = None
         app: LodvizServer | None = None
         try:
