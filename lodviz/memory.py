@@ -152,6 +152,11 @@ class Memory:
         # Rebuilt pasts by (moment, last event read, rows): a time-slider drag or a replay's redraws ask again.
         self._past_cache: LRU[Columns] = LRU(8)
         self._warming: threading.Thread | None = None
+        # Agents' stored profiles as Params, by their stored values: an agent's every search asks.
+        self._profile_params: LRU[Params] = LRU(64)
+        # Result items' times as datetimes, by epoch seconds (``_datetimes``): a memory's creation
+        # time never changes, and a search's touches share one "now".
+        self._datetimes: dict[float, datetime] = {}
 
     # -- parts ----------------------------------------------------------------
 
@@ -304,7 +309,7 @@ class Memory:
         scored = scoring.score_all(found.similarity, t, sub.retrieval_count, sub.floor, params, found.penalty)
         keep = np.flatnonzero(scored.tier > Tier.OUT)
         tiers = scored.tier[keep].astype(np.int64)
-        _hits(sub, keep, tiers, *self._store.texts(sub.ids[keep].tolist(), tiers.tolist()), scored)
+        _hits(sub, keep, tiers, *self._store.texts(sub.ids[keep].tolist(), tiers.tolist()), scored, known_times=self._datetimes)
         self._store.conflicts(sub.ids[keep].tolist(), status=["open", "superseded"])
         try:  # and the model, which a first query would load
             self.embedder.embed(["warm up"])
@@ -487,7 +492,9 @@ class Memory:
         if agent_id is None:
             return DEFAULT
         stored = self._store.profile(agent_id)
-        return Params.from_dict(stored) if stored else DEFAULT
+        if not stored:
+            return DEFAULT
+        return self._profile_params.get(tuple(sorted(stored.items())), lambda: Params.from_dict(stored))
 
     def profiles(self) -> dict[str, Params]:
         return {agent: Params.from_dict(values) for agent, values in self._store.profiles().items()}
@@ -1014,7 +1021,8 @@ class Memory:
             rows, tiers = keep[sharpest], tiers[sharpest]
             ids = sub.ids[rows]
             texts, sources = self._store.texts(ids.tolist(), tiers.tolist())
-            items = self._mark_conflicts(_hits(sub, rows, tiers, texts, sources, scored), agent_id, params, when, existed)
+            items = _hits(sub, rows, tiers, texts, sources, scored, known_times=self._datetimes)
+            items = self._mark_conflicts(items, agent_id, params, when, existed)
             if len(items) == len(rows):  # no conflict's other memory joined: what was returned, from the arrays
                 returned = {t.name: ids[tiers == t].tolist() for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
             counted = None
@@ -1145,7 +1153,7 @@ class Memory:
         found = [texts[int(tiers[i])][int(ids[i])] for i in chosen.tolist()]
         return _hits(
             sub, keep[chosen], tiers[chosen].astype(np.int64), [text for text, _ in found], [source for _, source in found],
-            scored, costs[chosen, tiers[chosen]],
+            scored, costs[chosen, tiers[chosen]], known_times=self._datetimes,
         )
 
     def _trim(self, mode: str, query: str | None, items: list[Hit], exclude: Sequence[str], budget: int) -> int:
@@ -1873,6 +1881,29 @@ def _hit_of(record: MemoryRecord, tier: Tier, params: Params, when: datetime) ->
     )
 
 
+#: ``Memory._datetimes`` is emptied when it holds more than this many times (~170 bytes each).
+KNOWN_TIMES = 300_000
+
+
+def _datetimes(seconds: list[float], known: dict[float, datetime]) -> list[datetime | None]:
+    """UTC datetimes of epoch ``seconds`` (None for NaN: never), each distinct value made once and kept in ``known``.
+
+    1000 items' two times cost ~0.5 ms to make after a scan has flushed the
+    CPU's caches; most of them are known from earlier searches.
+    """
+    out: list[datetime | None] = list(map(known.get, seconds))
+    missing = [i for i, value in enumerate(out) if value is None]
+    if missing:
+        if len(known) > KNOWN_TIMES:
+            known.clear()
+        from_ts = datetime.fromtimestamp
+        for i in missing:
+            x = seconds[i]
+            if x == x:  # NaN (never retrieved) is the one value not equal to itself
+                out[i] = known[x] = from_ts(x, UTC)
+    return out
+
+
 def _hits(
     sub: Columns,
     rows: np.ndarray,
@@ -1881,24 +1912,25 @@ def _hits(
     sources: list[str | None],
     scored: scoring.Scored,
     tokens: np.ndarray | None = None,
+    known_times: dict[float, datetime] | None = None,
 ) -> list[Hit]:
     """Result items for ``rows`` of the scored state, column by column, with their texts and sources in order.
 
     A search builds up to k (1000) of these; reading each column once as a list
     costs a fraction of indexing numpy scalars item by item. ``retrieval_count``
     is the count before this search. ``tokens`` are the items' counted line
-    tokens where known, else an estimate from the text's length.
+    tokens where known, else an estimate from the text's stored length.
+    ``known_times``: datetimes already made, by epoch seconds (filled here).
     """
     names = sub.agent_names
     lengths = np.choose(np.clip(tiers, 1, 3) - 1, [sub.len_headline[rows], sub.len_summary[rows], sub.len_text[rows]]) if len(rows) else np.zeros(0)
     whole = (lengths == sub.len_text[rows]).tolist() if len(rows) else []
-    from_ts = datetime.fromtimestamp
-    # NaN (never retrieved) is the one value not equal to itself.
-    last = [from_ts(x, UTC) if x == x else None for x in sub.last_retrieved_at[rows].tolist()]
-    created = [from_ts(x, UTC) for x in sub.created_at[rows].tolist()]
+    known = {} if known_times is None else known_times
+    last = _datetimes(sub.last_retrieved_at[rows].tolist(), known)
+    created = _datetimes(sub.created_at[rows].tolist(), known)
     ids = sub.ids[rows].tolist()
-    if tokens is None:  # ``budget.estimate_tokens`` of each text, as arrays
-        tokens = budgeting.tokens_for_length(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)))
+    if tokens is None:  # ``budget.estimate_tokens`` of each text, from the lengths stored with it
+        tokens = budgeting.tokens_for_length(lengths)
     # Positional, in Hit's field order: keywords would cost four times as much per item.
     return [
         Hit(memory_id, _TIERS[tier], content, s, d, score, pen, retrieved, last_at, created_at, names[code],

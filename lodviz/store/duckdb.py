@@ -1472,18 +1472,23 @@ class DuckDBStore(Store):
     _PROFILE_FIELDS = ("alpha", "lam", "theta1", "theta2", "theta3", "k")
 
     def profile(self, agent_id: str) -> dict[str, Any] | None:
-        return self.profiles().get(agent_id)
+        with self._lock:
+            values = self._profile_rows().get(agent_id)
+            return dict(values) if values is not None else None
 
     def profiles(self) -> dict[str, dict[str, Any]]:
-        # Kept in memory, like meta: an agent's every search asks for its profile,
-        # and only this connection writes the file.
         with self._lock:
-            if self._profiles is None:
-                rows = self._con.execute(
-                    f"SELECT agent_id, {', '.join(self._PROFILE_FIELDS)} FROM profiles ORDER BY agent_id"
-                ).fetchall()
-                self._profiles = {r[0]: dict(zip(self._PROFILE_FIELDS, r[1:])) for r in rows}
-            return {agent: dict(values) for agent, values in self._profiles.items()}
+            return {agent: dict(values) for agent, values in self._profile_rows().items()}
+
+    def _profile_rows(self) -> dict[str, dict[str, Any]]:
+        # Kept in memory, like meta: an agent's every search asks for its profile,
+        # and only this connection writes the file. Callers hold the lock and copy what they hand out.
+        if self._profiles is None:
+            rows = self._con.execute(
+                f"SELECT agent_id, {', '.join(self._PROFILE_FIELDS)} FROM profiles ORDER BY agent_id"
+            ).fetchall()
+            self._profiles = {r[0]: dict(zip(self._PROFILE_FIELDS, r[1:])) for r in rows}
+        return self._profiles
 
     def set_profile(self, agent_id: str, values: dict[str, Any], audit: AuditEvent) -> None:
         with self.atomic():
