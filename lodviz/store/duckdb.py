@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import threading
+import time
 import uuid
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -65,6 +66,11 @@ FORGOTTEN = "(forgotten)"
 COMPACT_DUCKDB_MEMORY = "4GB"
 #: The journal's applier thread runs this much nicer than the searches (0-19).
 APPLIER_NICENESS = 10
+#: It applies a batch once no search has written for this many seconds: an agent's
+#: searches come between its turns, and the upkeep then takes no search's CPU ...
+APPLY_WHEN_IDLE = 0.05
+#: ... or at once when this many entries are pending (searches that do not pause).
+APPLY_AT_MOST = 4 * BATCH
 
 # -- migrations -------------------------------------------------------------
 
@@ -337,11 +343,20 @@ def _lower_this_threads_priority() -> None:
 
 
 def _applier_loop(store_ref: weakref.ref[DuckDBStore], wanted: threading.Event) -> None:
-    """The journal's applier thread (``DuckDBStore._apply_in_background``): one apply per wake-up."""
+    """The journal's applier thread (``DuckDBStore._apply_in_background``): one apply per wake-up, once idle."""
     _lower_this_threads_priority()
     while True:
         wanted.wait()
         wanted.clear()
+        while True:  # until the searches pause, or the journal is long
+            store = store_ref()
+            if store is None or store._closing:
+                return
+            wait = store._apply_wait()
+            del store
+            if wait <= 0:
+                break
+            time.sleep(wait)
         store = store_ref()
         if store is None or store._closing:
             return
@@ -611,6 +626,7 @@ class DuckDBStore(Store):
         self._applier_done = threading.Condition(self._lock)
         self._applying = False
         self._closing = False
+        self._last_journalled = 0.0  # time.monotonic() of the last line journalled
         self._cache: _Cache | None = None
         self._version = 0  # see ``version``: grows with every change to the cached columns' ages and counts
         self._meta: dict[str, str] | None = None
@@ -697,6 +713,7 @@ class DuckDBStore(Store):
                 "details": dumps(audit.details),
             }
         self._journal.append(ids, _epoch_us(now) if ids and now is not None else None, row)
+        self._last_journalled = time.monotonic()
         return True
 
     def _settle(self) -> None:
@@ -761,8 +778,10 @@ class DuckDBStore(Store):
         A search's writes are on disk, in the journal, before it returns; their
         rows in the tables are upkeep (~15-20 ms for a batch at 100k memories).
         Done in the search that filled the batch, that was every 64th search's
-        wait. The applier does it on a connection of its own while searches go
-        on (DuckDB lets go of the GIL while it works), at a lower CPU priority.
+        wait. The applier does it on a connection of its own (DuckDB lets go of
+        the GIL while it works), at a lower CPU priority, once no search has
+        written for ``APPLY_WHEN_IDLE`` (an agent's searches come between its
+        turns), or at once when ``APPLY_AT_MOST`` entries are pending.
         Every other write, and every read of the audit log or of usage, waits
         for it first (``_settle``): the order of the audit log stays the order
         things happened in.
@@ -805,6 +824,14 @@ class DuckDBStore(Store):
                 finally:
                     self._applying = False
                     self._applier_done.notify_all()
+
+    def _apply_wait(self) -> float:
+        """Seconds the applier should still wait: until ``APPLY_WHEN_IDLE`` without a journalled write,
+        or none once ``APPLY_AT_MOST`` entries are pending (searches that never pause)."""
+        journal = self._journal
+        if journal is None or len(journal.pending) >= APPLY_AT_MOST:
+            return 0.0
+        return APPLY_WHEN_IDLE - (time.monotonic() - self._last_journalled)
 
     def _wait_for_applier(self) -> None:
         """Wait (holding the store's lock between checks) until no background apply is running."""

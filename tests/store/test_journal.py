@@ -13,6 +13,7 @@ import pytest
 
 from lodviz.errors import StoreError
 from lodviz.store.base import AuditEvent
+from lodviz.store import duckdb as duckdb_store
 from lodviz.store.duckdb import DuckDBStore
 from lodviz.store.journal import BATCH
 from tests.store.test_store import T0, memory
@@ -123,6 +124,18 @@ def test_a_full_batch_is_applied_in_the_background_while_searches_go_on(tmp_path
         assert store._con.execute("SELECT count(*) FROM retrievals").fetchall() == [(BATCH,)]
         assert store._con.execute("SELECT count(*) FROM audit WHERE query = 'q'").fetchall() == [(BATCH,)]
         assert _usage(store)[1][0] == BATCH
+
+
+def test_the_applier_waits_for_a_pause_in_the_searches_unless_the_journal_is_long(tmp_path: Path, monkeypatch) -> None:
+    with DuckDBStore(tmp_path / "s.duckdb") as store:
+        store.insert([memory(1)], None)
+        store.touch([1], T0, AuditEvent(action="search", actor="t", query="q"))
+        assert 0 < store._apply_wait() <= duckdb_store.APPLY_WHEN_IDLE  # a search just wrote: not yet
+        monkeypatch.setattr(duckdb_store, "APPLY_AT_MOST", 1)
+        assert store._apply_wait() == 0  # searches that never pause: now
+        monkeypatch.setattr(duckdb_store, "APPLY_AT_MOST", 4 * BATCH)
+        monkeypatch.setattr(duckdb_store, "APPLY_WHEN_IDLE", 0.0)
+        assert store._apply_wait() <= 0  # a pause as long as asked for: now
 
 
 def test_a_write_waits_for_a_background_apply_and_comes_after_it_in_the_audit_log(tmp_path: Path) -> None:
