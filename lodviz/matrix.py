@@ -259,16 +259,12 @@ class UnitRows:
         assert self.codes is not None
         q = np.asarray(query, dtype=np.float32)
         approx = scan(self.codes[:n], self.scale[:n] if self.scale is not None else None, q)
-        if visible is not None:
-            approx = np.where(visible[:n], approx, -np.inf)
-            k = min(k, int(np.count_nonzero(visible[:n])))
-        k = min(k, n)
+        among = visible[:n] if visible is not None else None
+        k = min(k, n if among is None else int(np.count_nonzero(among)))
         if k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        wide = min(n, max(OVERSAMPLE * k, k))
-        rows = selection.top_k(approx, wide, ordered=False)  # ascending: the mapped file is read in order
-        if visible is not None:
-            rows = rows[visible[rows]]
+        # Ascending: the mapped file is read in order.
+        rows = selection.top_k(approx, min(n, OVERSAMPLE * k), ordered=False, among=among)
         if self._mapped is not None:
             self._mapped.advise(scattered=True)
         try:

@@ -804,9 +804,8 @@ class Memory:
         if terms or cosine is not None:
             cos_all = self._similarity_all(query, qvec, vectors, exact=True) if cosine is None else cosine
             penalty_all = self._penalty(terms, vectors, exclude_weight) if terms else None
-            ranked = np.where(visible, cos_all - (penalty_all if penalty_all is not None else 0.0), -np.inf)
-            kk = min(k, int(visible.sum()))
-            rows = selection.top_k(ranked, kk, ordered=False) if kk > 0 else np.zeros(0, dtype=np.int64)
+            ranked = cos_all - penalty_all if penalty_all is not None else cos_all
+            rows = selection.top_k(ranked, k, ordered=False, among=None if visible.all() else visible)
             cos = cos_all[rows].astype(np.float64)
             penalty = penalty_all[rows] if penalty_all is not None else None
         else:

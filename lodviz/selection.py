@@ -26,35 +26,45 @@ MARGIN = 2.0
 MIN_SPREAD = 8
 
 
-def top_k(scores: np.ndarray, k: int, *, ordered: bool = True) -> np.ndarray:
-    """Indices of the ``k`` largest of ``scores`` (1-D, no NaN).
+def top_k(scores: np.ndarray, k: int, *, ordered: bool = True, among: np.ndarray | None = None) -> np.ndarray:
+    """Indices of the ``k`` largest of ``scores`` (1-D, no NaN), only where ``among`` (a mask) is true if given.
 
     ``ordered``: largest first, equal scores by index; otherwise by index
     ascending (cheaper, for a caller that reorders them anyway). Fewer than
-    ``k`` scores give them all.
+    ``k`` eligible scores give them all. ``among`` costs two passes over a
+    mask where writing -inf into the hidden scores would cost a masked
+    assignment (~0.3 ms at 100k).
     """
     scores = np.asarray(scores)
-    rows = _top_rows(scores, max(0, min(int(k), len(scores))), SAMPLE_STEP, MIN_SPREAD)
+    eligible = len(scores) if among is None else int(np.count_nonzero(among))
+    rows = _top_rows(scores, max(0, min(int(k), eligible)), SAMPLE_STEP, MIN_SPREAD, among)
     if not ordered:
         return rows
     return rows[np.argsort(-scores[rows], kind="stable")]  # rows ascend: ties stay by index
 
 
-def _top_rows(scores: np.ndarray, k: int, step: int, min_spread: float) -> np.ndarray:
+def _top_rows(
+    scores: np.ndarray, k: int, step: int, min_spread: float, among: np.ndarray | None = None
+) -> np.ndarray:
     """The ``k`` largest, ascending; the sample's stride and minimum spread are arguments for the tests."""
     n = len(scores)
     if k == 0:
         return np.zeros(0, dtype=np.int64)
-    if k == n:
+    if among is None and k == n:
         return np.arange(n, dtype=np.int64)
     field = None
     if n >= min_spread * step * k / MARGIN:
-        sample = scores[::step]
+        sample = scores[::step] if among is None else np.where(among[::step], scores[::step], -np.inf)
         rank = min(len(sample), int(np.ceil(MARGIN * k / step)))  # from the top of the sample
         threshold = np.partition(sample, len(sample) - rank)[len(sample) - rank]
-        field = np.flatnonzero(scores >= threshold)
+        passed = scores >= threshold
+        if among is not None:
+            np.logical_and(passed, among, out=passed)
+        field = np.flatnonzero(passed)
         if len(field) < k:  # the sample missed: the whole array decides
             field = None
+    if field is None and among is not None:
+        field = np.flatnonzero(among)
     return _largest(scores, k, field)
 
 

@@ -50,6 +50,30 @@ def test_the_sampled_path_agrees_at_any_stride(scores: np.ndarray, k: int, step:
     assert rows.tolist() == sorted(reference(scores, k).tolist())
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    scores=arrays(np.float32, st.integers(1, 2000), elements=st.one_of(few_values, many_values)),
+    mask_seed=st.integers(0, 2**32 - 1),
+    share=st.floats(0.0, 1.0),
+    k=st.integers(1, 200),
+    step=st.integers(1, 8),
+)
+def test_top_k_among_a_mask_is_the_full_sort_of_the_eligible(scores, mask_seed, share, k, step) -> None:
+    among = np.random.default_rng(mask_seed).random(len(scores)) < share
+    eligible = np.flatnonzero(among)
+    expected = eligible[reference(scores[eligible], k)].tolist()
+    assert selection.top_k(scores, k, among=among).tolist() == expected
+    assert selection._top_rows(scores, min(k, len(eligible)), step, 0, among).tolist() == sorted(expected)
+
+
+def test_top_k_among_a_mask_on_a_large_array_takes_the_sampled_path_and_agrees() -> None:
+    rng = np.random.default_rng(9)
+    scores = rng.standard_normal(300_000).astype(np.float32)
+    among = rng.random(300_000) < 0.3
+    eligible = np.flatnonzero(among)
+    assert selection.top_k(scores, 1000, among=among).tolist() == eligible[reference(scores[eligible], 1000)].tolist()
+
+
 def test_a_threshold_that_lets_too_few_through_falls_back_to_the_whole_array() -> None:
     # Scores high exactly on the sampled stride: the sample's threshold sits among the
     # highest, too few pass it, and the whole array must decide.

@@ -198,13 +198,8 @@ class Store(abc.ABC):
         instead.
         """
         sims = scoring.similarity(query, self.unit_vectors() if vectors is None else vectors)
-        if visible is not None and not visible.all():  # an auditor sees everything: no pass over the rows for it
-            sims[~visible] = -1.0  # a fresh array: similarity() made it
-            k = min(k, int(np.count_nonzero(visible)))
-        k = min(k, len(sims))
-        if k <= 0:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        rows = selection.top_k(sims, k)
+        hidden = visible is not None and not visible.all()  # an auditor sees everything: no mask for it
+        rows = selection.top_k(sims, k, among=visible if hidden else None)
         return rows, sims[rows]
 
     @abc.abstractmethod
