@@ -1943,7 +1943,8 @@ def _hits(
             scored.similarity[rows].tolist(),
             scored.decay[rows].tolist(),
             scored.score[rows].tolist(),
-            scored.penalty[rows].tolist(),
+            # No exclusion: the penalty is a broadcast zero (stride 0), so one 0.0 for every item, not 1000 floats.
+            scored.penalty[rows].tolist() if scored.penalty.strides[0] else [0.0] * len(rows),
             sub.retrieval_count[rows].tolist(),
             last,
             created,
