@@ -25,7 +25,6 @@ recomputes S) is timed alongside, for information.
 
 from __future__ import annotations
 
-import gc
 import os
 from typing import Any
 

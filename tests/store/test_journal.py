@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from lodviz.errors import StoreError
-from lodviz.store.base import AuditEvent
 from lodviz.store import duckdb as duckdb_store
+from lodviz.store.base import AuditEvent
 from lodviz.store.duckdb import DuckDBStore
 from lodviz.store.journal import BATCH
 from tests.store.test_store import T0, memory
@@ -109,6 +109,10 @@ def _wait_until(condition, timeout: float = 10.0) -> None:
         time.sleep(0.01)
 
 
+def _wait_until_applied(store: DuckDBStore) -> None:
+    _wait_until(lambda: store._journal is not None and not store._journal.pending)
+
+
 def test_a_full_batch_is_applied_in_the_background_while_searches_go_on(tmp_path: Path) -> None:
     with DuckDBStore(tmp_path / "s.duckdb") as store:
         store.insert([memory(1)], None)
@@ -119,7 +123,7 @@ def test_a_full_batch_is_applied_in_the_background_while_searches_go_on(tmp_path
         store.touch([1], T0, AuditEvent(action="search", actor="t", query="q"))
         assert store._applier is not None
         # Applied by the applier thread, on its own connection; nothing here asks for it.
-        _wait_until(lambda: not store._journal.pending)
+        _wait_until_applied(store)
         assert store._journal.written == 0  # and the file emptied
         assert store._con.execute("SELECT count(*) FROM retrievals").fetchall() == [(BATCH,)]
         assert store._con.execute("SELECT count(*) FROM audit WHERE query = 'q'").fetchall() == [(BATCH,)]
@@ -170,9 +174,8 @@ def test_a_store_dropped_without_close_ends_its_applier(tmp_path: Path) -> None:
         store.touch([1], T0, AuditEvent(action="search", actor="t", query="q"))
     thread = store._applier
     assert thread is not None
-    journal = store._journal
-    _wait_until(lambda: not journal.pending)
-    del store, journal
+    _wait_until_applied(store)
+    del store
     import gc
 
     gc.collect()
