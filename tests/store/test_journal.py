@@ -111,6 +111,7 @@ def _wait_until(condition, timeout: float = 10.0) -> None:
 
 def _wait_until_applied(store: DuckDBStore) -> None:
     _wait_until(lambda: store._journal is not None and not store._journal.pending)
+    store._wait_for_applier()  # and its last step (emptying the file) done: it holds the lock for it
 
 
 def test_a_full_batch_is_applied_in_the_background_while_searches_go_on(tmp_path: Path) -> None:
