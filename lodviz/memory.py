@@ -309,7 +309,7 @@ class Memory:
         scored = scoring.score_all(found.similarity, t, sub.retrieval_count, sub.floor, params, found.penalty)
         keep = np.flatnonzero(scored.tier > Tier.OUT)
         tiers = scored.tier[keep].astype(np.int64)
-        _hits(sub, keep, tiers, *self._store.texts(sub.ids[keep].tolist(), tiers.tolist()), scored, known_times=self._datetimes)
+        _hits(sub, keep, tiers, *self._store.texts(sub.ids[keep].tolist(), tiers.tolist()), scored, self._datetimes)
         self._store.conflicts(sub.ids[keep].tolist(), status=["open", "superseded"])
         try:  # and the model, which a first query would load
             self.embedder.embed(["warm up"])
@@ -1020,7 +1020,7 @@ class Memory:
             rows, tiers = keep[sharpest], tiers[sharpest]
             ids = sub.ids[rows]
             texts, sources = self._store.texts(ids.tolist(), tiers.tolist())
-            items = _hits(sub, rows, tiers, texts, sources, scored, known_times=self._datetimes)
+            items = _hits(sub, rows, tiers, texts, sources, scored, self._datetimes)
             items = self._mark_conflicts(items, agent_id, params, when, existed)
             if len(items) == len(rows):  # no conflict's other memory joined: what was returned, from the arrays
                 returned = {t.name: ids[tiers == t].tolist() for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
@@ -1152,7 +1152,7 @@ class Memory:
         found = [texts[int(tiers[i])][int(ids[i])] for i in chosen.tolist()]
         return _hits(
             sub, keep[chosen], tiers[chosen].astype(np.int64), [text for text, _ in found], [source for _, source in found],
-            scored, costs[chosen, tiers[chosen]], known_times=self._datetimes,
+            scored, self._datetimes, costs[chosen, tiers[chosen]],
         )
 
     def _trim(self, mode: str, query: str | None, items: list[Hit], exclude: Sequence[str], budget: int) -> int:
@@ -1910,8 +1910,8 @@ def _hits(
     texts: list[str],
     sources: list[str | None],
     scored: scoring.Scored,
+    known_times: dict[float, datetime],
     tokens: np.ndarray | None = None,
-    known_times: dict[float, datetime] | None = None,
 ) -> list[Hit]:
     """Result items for ``rows`` of the scored state, column by column, with their texts and sources in order.
 
@@ -1924,9 +1924,8 @@ def _hits(
     names = sub.agent_names
     lengths = np.choose(np.clip(tiers, 1, 3) - 1, [sub.len_headline[rows], sub.len_summary[rows], sub.len_text[rows]]) if len(rows) else np.zeros(0)
     whole = (lengths == sub.len_text[rows]).tolist() if len(rows) else []
-    known = {} if known_times is None else known_times
-    last = _datetimes(sub.last_retrieved_at[rows].tolist(), known)
-    created = _datetimes(sub.created_at[rows].tolist(), known)
+    last = _datetimes(sub.last_retrieved_at[rows].tolist(), known_times)
+    created = _datetimes(sub.created_at[rows].tolist(), known_times)
     ids = sub.ids[rows].tolist()
     if tokens is None:  # ``budget.estimate_tokens`` of each text, from the lengths stored with it
         tokens = budgeting.tokens_for_length(lengths)

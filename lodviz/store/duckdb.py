@@ -729,12 +729,14 @@ class DuckDBStore(Store):
             if journal is None or not journal.pending:
                 return
             entries: list[Entry] = list(journal.pending)
-            try:
-                self._write_entries(self._con, entries)
-            finally:
-                self._meta = None
-            journal.clear()
-            self._pending_retrievals += sum(len(e.ids) for e in entries)
+            self._write_entries(self._con, entries)
+            self._entries_applied(journal, entries)
+
+    def _entries_applied(self, journal: Journal, entries: list[Entry]) -> None:
+        """``entries`` are in the tables (under the lock): their retrievals await folding, and the journal forgets them."""
+        self._meta = None  # journal_applied changed
+        self._pending_retrievals += sum(len(e.ids) for e in entries)
+        journal.applied(entries[-1].seq)  # empties the file when nothing else is pending
 
     def _write_entries(self, con: duckdb.DuckDBPyConnection, entries: list[Entry]) -> None:
         """The rows of ``entries`` and the last sequence applied, in one transaction on ``con``."""
@@ -816,9 +818,7 @@ class DuckDBStore(Store):
             with self._lock:
                 try:
                     if applied and self._journal is journal:
-                        self._meta = None
-                        self._pending_retrievals += sum(len(e.ids) for e in entries)
-                        journal.applied(entries[-1].seq)
+                        self._entries_applied(journal, entries)
                 except OSError as exc:  # emptying the file failed: its lines are applied, and skipped when read
                     log.warning("could not empty the journal of %s: %s", self.path, exc)
                 finally:
