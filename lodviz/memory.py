@@ -142,8 +142,8 @@ class Memory:
         self._query_cache: LRU[np.ndarray] = LRU(64)
         self._similarity_cache: LRU[np.ndarray] = LRU(4)
         self._candidate_cache: LRU[_Candidates] = LRU(32)
-        self._ages_cache: LRU[np.ndarray] = LRU(2)
-        self._fused_cache: LRU[tuple[_Candidates, np.ndarray, np.ndarray]] = LRU(4)
+        self._ages_cache: LRU[scoring.Compact] = LRU(2)
+        self._fused_cache: LRU[tuple[_Candidates, scoring.Compact, np.ndarray]] = LRU(4)
         # Per memory id and tier: the tokens of its rendered line, filled as
         # budgeted searches need them (texts never change once written).
         self._line_tokens: dict[tuple[int, int], int] = {}
@@ -589,16 +589,26 @@ class Memory:
                 cosine=None if self._store.approximate else cosine,
             )
             s_all, candidate_all = self._fused(found, cosine)
+            # The memories a search could return: their tiers must be a search's to the last bit.
+            returnable: np.ndarray | None = found.rows
         else:
             candidate_all = np.ones(n_all, dtype=bool)
-            s_all = np.zeros(n_all, dtype=np.float64)
+            s_all = scoring.Compact.of(np.zeros(n_all, dtype=np.float64))
+            returnable = None  # every memory
         ages = self._effective_ages(when.timestamp(), state, moment)
+        candidate = candidate_all[rows]
         if not everything:
             state = state.take(rows)
-            ages = ages[rows]
-        scored = scoring.score_aged(s_all[rows], ages, state.floor, params, penalty_all[rows] if penalty_all is not None else None)
+            ages = ages.take(rows)
+            s_all = s_all.take(rows)
+            if returnable is not None:
+                returnable = np.flatnonzero(candidate)
+        if penalty_all is not None:
+            scored = scoring.score_aged(s_all.exact, ages.exact, state.floor, params, penalty_all[rows])
+        else:  # a slider move: float32, with a search's tiers for what a search could return
+            scored = scoring.score_compact(s_all, ages, state.floor, params, returnable)
         terms = tuple(t.strip() for t in exclude if t and t.strip())
-        return Landscape(state, scored, params, when, query, qvec, candidate_all[rows], vectors, rows, terms)
+        return Landscape(state, scored, params, when, query, qvec, candidate, vectors, rows, terms)
 
     # -- the store as it was (lodviz.history) ------------------------------------------
 
@@ -699,35 +709,34 @@ class Memory:
             self.lexical_weight, self.budget_policy = saved
         return history.Replay(event, moment, land, result, history.returned_tiers(event))
 
-    def _fused(self, found: _Candidates, cosine: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _fused(self, found: _Candidates, cosine: np.ndarray) -> tuple[scoring.Compact, np.ndarray]:
         """S of every memory (the candidates' with their lexical evidence) and the candidates' mask.
 
         Kept for the last few candidate sets: a slider move asks again with the same query.
         """
-        def make() -> tuple[_Candidates, np.ndarray, np.ndarray]:
+        def make() -> tuple[_Candidates, scoring.Compact, np.ndarray]:
             s_all = cosine.astype(np.float64)
             s_all[found.rows] = found.similarity
             candidate = np.zeros(len(cosine), dtype=bool)
             candidate[found.rows] = True
-            s_all.setflags(write=False)
             candidate.setflags(write=False)
-            return found, s_all, candidate
+            return found, scoring.Compact.of(s_all), candidate
 
         kept, s_all, candidate = self._fused_cache.get((id(found), len(cosine)), make)
         if kept is not found:  # an id reused after the candidates it named were dropped
             kept, s_all, candidate = make()
         return s_all, candidate
 
-    def _effective_ages(self, now: float, state: Columns, moment: history.Moment | None = None) -> np.ndarray:
+    def _effective_ages(self, now: float, state: Columns, moment: history.Moment | None = None) -> scoring.Compact:
         """``scoring.effective_age`` of every memory at ``now``, kept while the store's ages and counts stand.
 
         A slider move rescores the whole store with new parameters at the same
         "now": the ages are the part of the work that does not change.
         """
-        def make() -> np.ndarray:
-            ages = scoring.effective_age(scoring.age_days(now, state.created_at, state.last_retrieved_at), state.retrieval_count)
-            ages.setflags(write=False)  # shared between calls
-            return ages
+        def make() -> scoring.Compact:
+            return scoring.Compact.of(
+                scoring.effective_age(scoring.age_days(now, state.created_at, state.last_retrieved_at), state.retrieval_count)
+            )
 
         version = self._store.version()
         if version is None:
