@@ -154,9 +154,6 @@ class Memory:
         self._warming: threading.Thread | None = None
         # Agents' stored profiles as Params, by their stored values: an agent's every search asks.
         self._profile_params: LRU[Params] = LRU(64)
-        # Result items' times as datetimes, by epoch seconds (``_datetimes``): a memory's creation
-        # time never changes, and a search's touches share one "now".
-        self._datetimes: dict[float, datetime] = {}
 
     # -- parts ----------------------------------------------------------------
 
@@ -309,7 +306,7 @@ class Memory:
         scored = scoring.score_all(found.similarity, t, sub.retrieval_count, sub.floor, params, found.penalty)
         keep = np.flatnonzero(scored.tier > Tier.OUT)
         tiers = scored.tier[keep].astype(np.int64)
-        _hits(sub, keep, tiers, *self._store.texts(sub.ids[keep].tolist(), tiers.tolist()), scored, self._datetimes)
+        _hits(sub, keep, tiers, *self._store.texts(sub.ids[keep].tolist(), tiers.tolist()), scored)
         self._store.conflicts(sub.ids[keep].tolist(), status=["open", "superseded"])
         try:  # and the model, which a first query would load
             self.embedder.embed(["warm up"])
@@ -1029,7 +1026,7 @@ class Memory:
             rows, tiers = keep[sharpest], tiers[sharpest]
             ids = sub.ids[rows]
             texts, sources = self._store.texts(ids.tolist(), tiers.tolist())
-            items = _hits(sub, rows, tiers, texts, sources, scored, self._datetimes)
+            items = _hits(sub, rows, tiers, texts, sources, scored)
             items = self._mark_conflicts(items, agent_id, params, when, existed)
             if len(items) == len(rows):  # no conflict's other memory joined: what was returned, from the arrays
                 returned = {t.name: ids[tiers == t].tolist() for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
@@ -1161,7 +1158,7 @@ class Memory:
         found = [texts[int(tiers[i])][int(ids[i])] for i in chosen.tolist()]
         return _hits(
             sub, keep[chosen], tiers[chosen].astype(np.int64), [text for text, _ in found], [source for _, source in found],
-            scored, self._datetimes, costs[chosen, tiers[chosen]],
+            scored, costs[chosen, tiers[chosen]],
         )
 
     def _trim(self, mode: str, query: str | None, items: list[Hit], exclude: Sequence[str], budget: int) -> int:
@@ -1889,27 +1886,20 @@ def _hit_of(record: MemoryRecord, tier: Tier, params: Params, when: datetime) ->
     )
 
 
-#: ``Memory._datetimes`` is emptied when it holds more than this many times (~170 bytes each).
-KNOWN_TIMES = 300_000
+def _datetimes(seconds: np.ndarray) -> list[datetime | None]:
+    """UTC datetimes of epoch ``seconds``, None for NaN (never retrieved).
 
-
-def _datetimes(seconds: list[float], known: dict[float, datetime]) -> list[datetime | None]:
-    """UTC datetimes of epoch ``seconds`` (None for NaN: never), each distinct value made once and kept in ``known``.
-
-    1000 items' two times cost ~0.5 ms to make after a scan has flushed the
-    CPU's caches; most of them are known from earlier searches.
+    Made afresh each time: 1000 of them cost ~0.25 ms after a scan has
+    flushed the CPU's caches, where looking them up in a dict of those
+    already made cost ~0.45 ms (each lookup reads a key and a value that the
+    scan evicted).
     """
-    out: list[datetime | None] = list(map(known.get, seconds))
-    missing = [i for i, value in enumerate(out) if value is None]
-    if missing:
-        if len(known) > KNOWN_TIMES:
-            known.clear()
-        from_ts = datetime.fromtimestamp
-        for i in missing:
-            x = seconds[i]
-            if x == x:  # NaN (never retrieved) is the one value not equal to itself
-                out[i] = known[x] = from_ts(x, UTC)
-    return out
+    values = np.asarray(seconds, dtype=np.float64)
+    from_ts = datetime.fromtimestamp
+    if np.isnan(values).any():
+        # NaN is the one value not equal to itself.
+        return [from_ts(x, UTC) if x == x else None for x in values.tolist()]
+    return [from_ts(x, UTC) for x in values.tolist()]
 
 
 def _hits(
@@ -1919,7 +1909,6 @@ def _hits(
     texts: list[str],
     sources: list[str | None],
     scored: scoring.Scored,
-    known_times: dict[float, datetime],
     tokens: np.ndarray | None = None,
 ) -> list[Hit]:
     """Result items for ``rows`` of the scored state, column by column, with their texts and sources in order.
@@ -1928,13 +1917,12 @@ def _hits(
     costs a fraction of indexing numpy scalars item by item. ``retrieval_count``
     is the count before this search. ``tokens`` are the items' counted line
     tokens where known, else an estimate from the text's stored length.
-    ``known_times``: datetimes already made, by epoch seconds (filled here).
     """
     names = sub.agent_names
     lengths = np.choose(np.clip(tiers, 1, 3) - 1, [sub.len_headline[rows], sub.len_summary[rows], sub.len_text[rows]]) if len(rows) else np.zeros(0)
     whole = (lengths == sub.len_text[rows]).tolist() if len(rows) else []
-    last = _datetimes(sub.last_retrieved_at[rows].tolist(), known_times)
-    created = _datetimes(sub.created_at[rows].tolist(), known_times)
+    last = _datetimes(sub.last_retrieved_at[rows])
+    created = _datetimes(sub.created_at[rows])
     ids = sub.ids[rows].tolist()
     if tokens is None:  # ``budget.estimate_tokens`` of each text, from the lengths stored with it
         tokens = budgeting.tokens_for_length(lengths)
