@@ -791,7 +791,9 @@ class Memory:
         Kept for the last few queries: a slider move asks again.
         """
         terms = tuple(t.strip() for t in exclude if t and t.strip())
-        key = (query.strip(), terms, exclude_weight, k, self.lexical_weight, len(vectors), hash(np.packbits(visible).tobytes()))
+        # Most asks see everything: one pass over the mask instead of packing and hashing it.
+        seen = "all" if visible.all() else hash(np.packbits(visible).tobytes())
+        key = (query.strip(), terms, exclude_weight, k, self.lexical_weight, len(vectors), seen)
         return self._candidate_cache.get(key, lambda: self._find_candidates(query, terms, exclude_weight, k, qvec, vectors, visible, state, cosine))
 
     def _find_candidates(
