@@ -70,7 +70,7 @@ from lodviz.store.base import (
     MemoryRecord,
     Store,
 )
-from lodviz.times import iso
+from lodviz.times import RowDatetimes, datetimes, iso
 from lodviz.tokens import TokenCounter, count, token_counter
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -154,6 +154,8 @@ class Memory:
         self._warming: threading.Thread | None = None
         # Agents' stored profiles as Params, by their stored values: an agent's every search asks.
         self._profile_params: LRU[Params] = LRU(64)
+        # Result items' datetimes by row: last retrieval, creation (``RowDatetimes``).
+        self._row_times = (RowDatetimes(), RowDatetimes())
 
     # -- parts ----------------------------------------------------------------
 
@@ -967,6 +969,7 @@ class Memory:
             extra={"nearest": self._store.last_nearest, "exclude_weight": exclude_weight,
                    "lexical_weight": self.lexical_weight, "budget_policy": self.budget_policy},
             existed=set(state.ids[visible].tolist()) if past else None,
+            origin=None if past else found.rows,  # a past state's rows are its own
         )
 
     def preview(
@@ -1003,13 +1006,14 @@ class Memory:
         extra: dict[str, Any] | None = None,
         record: bool = True,
         existed: set[int] | None = None,
+        origin: np.ndarray | None = None,
     ) -> Result:
         """Fit the budget, fetch texts, count retrievals and audit: the tail every mode shares.
 
         ``order`` lists the rows of ``sub`` most relevant first. ``record``
         False (``preview``) leaves no trace at all. ``existed``: in a replay,
         the memories that existed then (a conflict partner written later
-        does not join).
+        does not join). ``origin``: the rows of the store's state in ``sub``, if known.
         """
         if budget_tokens is not None and (isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int) or budget_tokens < 1):
             raise InvalidParameters(f"budget_tokens must be a whole number of at least 1, got {budget_tokens!r}.")
@@ -1028,13 +1032,13 @@ class Memory:
             rows, tiers = keep[sharpest], tiers[sharpest]
             ids = sub.ids[rows]
             texts, sources = self._store.texts(ids.tolist(), tiers.tolist())
-            items = _hits(sub, rows, tiers, texts, sources, scored)
+            items = _hits(sub, rows, tiers, texts, sources, scored, origin=origin, row_times=self._row_times)
             items = self._mark_conflicts(items, agent_id, params, when, existed)
             if len(items) == len(rows):  # no conflict's other memory joined: what was returned, from the arrays
                 returned = {t.name: ids[tiers == t].tolist() for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
             counted = None
         else:
-            items = self._fit(mode, sub, scored, keep, budget_tokens, query, exclude)
+            items = self._fit(mode, sub, scored, keep, budget_tokens, query, exclude, origin)
             # The other memory of a conflict joins only where the budget still has room for it:
             # it never displaces what the query chose.
             fitted = len(items)
@@ -1093,6 +1097,7 @@ class Memory:
         budget: int,
         query: str | None,
         exclude: Sequence[str],
+        origin: np.ndarray | None = None,
     ) -> list[Hit]:
         """The items of a result within ``budget`` real tokens of ``render()``, most relevant first.
 
@@ -1160,7 +1165,7 @@ class Memory:
         found = [texts[int(tiers[i])][int(ids[i])] for i in chosen.tolist()]
         return _hits(
             sub, keep[chosen], tiers[chosen].astype(np.int64), [text for text, _ in found], [source for _, source in found],
-            scored, costs[chosen, tiers[chosen]],
+            scored, costs[chosen, tiers[chosen]], origin=origin, row_times=self._row_times,
         )
 
     def _trim(self, mode: str, query: str | None, items: list[Hit], exclude: Sequence[str], budget: int) -> int:
@@ -1888,22 +1893,6 @@ def _hit_of(record: MemoryRecord, tier: Tier, params: Params, when: datetime) ->
     )
 
 
-def _datetimes(seconds: np.ndarray) -> list[datetime | None]:
-    """UTC datetimes of epoch ``seconds``, None for NaN (never retrieved).
-
-    Made afresh each time: 1000 of them cost ~0.25 ms after a scan has
-    flushed the CPU's caches, where looking them up in a dict of those
-    already made cost ~0.45 ms (each lookup reads a key and a value that the
-    scan evicted).
-    """
-    values = np.asarray(seconds, dtype=np.float64)
-    from_ts = datetime.fromtimestamp
-    if np.isnan(values).any():
-        # NaN is the one value not equal to itself.
-        return [from_ts(x, UTC) if x == x else None for x in values.tolist()]
-    return [from_ts(x, UTC) for x in values.tolist()]
-
-
 def _hits(
     sub: Columns,
     rows: np.ndarray,
@@ -1912,6 +1901,9 @@ def _hits(
     sources: list[str | None],
     scored: scoring.Scored,
     tokens: np.ndarray | None = None,
+    *,
+    origin: np.ndarray | None = None,
+    row_times: tuple[RowDatetimes, RowDatetimes] | None = None,
 ) -> list[Hit]:
     """Result items for ``rows`` of the scored state, column by column, with their texts and sources in order.
 
@@ -1919,12 +1911,17 @@ def _hits(
     costs a fraction of indexing numpy scalars item by item. ``retrieval_count``
     is the count before this search. ``tokens`` are the items' counted line
     tokens where known, else an estimate from the text's stored length.
+    ``origin``: the rows of the store's state that ``sub`` holds, by which
+    ``row_times`` (last retrieval, creation) keep the items' datetimes.
     """
     names = sub.agent_names
     lengths = np.choose(np.clip(tiers, 1, 3) - 1, [sub.len_headline[rows], sub.len_summary[rows], sub.len_text[rows]]) if len(rows) else np.zeros(0)
     whole = (lengths == sub.len_text[rows]).tolist() if len(rows) else []
-    last = _datetimes(sub.last_retrieved_at[rows])
-    created = _datetimes(sub.created_at[rows])
+    if row_times is None:
+        last, created = datetimes(sub.last_retrieved_at[rows]), datetimes(sub.created_at[rows])
+    else:
+        at = None if origin is None else np.asarray(origin)[rows]
+        last, created = row_times[0].of(sub.last_retrieved_at[rows], at), row_times[1].of(sub.created_at[rows], at)
     ids = sub.ids[rows].tolist()
     if tokens is None:  # ``budget.estimate_tokens`` of each text, from the lengths stored with it
         tokens = budgeting.tokens_for_length(lengths)

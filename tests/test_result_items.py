@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lodviz import memory
+from lodviz import times
 from lodviz.budget import estimate_tokens
 
 seconds = st.one_of(st.just(math.nan), st.floats(0, 4e9, allow_nan=False), st.sampled_from([1.7e9, 1.7e9 + 0.5]))
@@ -17,9 +17,52 @@ seconds = st.one_of(st.just(math.nan), st.floats(0, 4e9, allow_nan=False), st.sa
 
 @given(st.lists(seconds, max_size=50))
 def test_times_are_utc_datetimes_of_their_seconds_and_none_for_never(values):
-    got = memory._datetimes(np.array(values, dtype=np.float64))
+    got = times.datetimes(np.array(values, dtype=np.float64))
     assert got == [None if x != x else datetime.fromtimestamp(x, UTC) for x in values]
     assert all(t is None or t.tzinfo is UTC for t in got)
+
+
+# A sequence of asks: each gives rows (some repeated across asks) and the value each row holds now.
+asks = st.lists(st.lists(st.tuples(st.integers(0, 40), seconds), max_size=30, unique_by=lambda rv: rv[0]), max_size=8)
+
+
+@given(asks, st.sampled_from([8, 1000]))
+def test_times_kept_by_row_are_always_those_of_the_values_asked_for(sequence, max_rows):
+    kept = times.RowDatetimes(max_rows=max_rows)
+    for ask in sequence:
+        rows = np.array([r for r, _ in ask], dtype=np.int64)
+        values = np.array([v for _, v in ask], dtype=np.float64)
+        assert kept.of(values, rows) == times.datetimes(values)  # a row's value may change between asks
+
+
+def test_a_row_s_time_is_made_once_while_its_value_holds():
+    kept = times.RowDatetimes()
+    rows, values = np.array([3, 7]), np.array([1.7e9, 1.6e9])
+    first = kept.of(values, rows)
+    again = kept.of(values, rows)
+    assert again[0] is first[0] and again[1] is first[1]
+    touched = kept.of(np.array([1.8e9, 1.6e9]), rows)  # row 3 was retrieved since
+    assert touched[0] == datetime.fromtimestamp(1.8e9, UTC) and touched[1] is first[1]
+
+
+def test_rows_past_the_limit_or_unknown_are_made_afresh():
+    kept = times.RowDatetimes(max_rows=4)
+    values = np.array([1.7e9])
+    assert kept.of(values, np.array([9])) == kept.of(values, None) == times.datetimes(values)
+    assert kept.of(values, np.array([9]))[0] is not kept.of(values, np.array([9]))[0]
+
+
+def test_a_search_hands_out_the_times_of_its_memories_as_they_stand(mem):
+    for i in range(6):
+        mem.add(f"harbour note {i}", created_at=datetime(2026, 1, 1 + i, tzinfo=UTC))
+    first = {item.id: item for item in mem.search("harbour note", now=datetime(2026, 2, 1, tzinfo=UTC)).items}
+    second = {item.id: item for item in mem.search("harbour note", now=datetime(2026, 3, 1, tzinfo=UTC)).items}
+    state = mem.columns()
+    for i, item in second.items():
+        row = int(np.flatnonzero(state.ids == i)[0])
+        assert item.created_at == datetime.fromtimestamp(float(state.created_at[row]), UTC)
+        if i in first and first[i].tier >= 2:  # FULL or SUMMARY: touched by the first search
+            assert item.last_retrieved_at == datetime(2026, 2, 1, tzinfo=UTC)
 
 
 def test_each_item_estimates_its_tokens_from_the_text_it_carries(mem):
