@@ -310,6 +310,9 @@ class Memory:
         tiers = scored.tier[keep].astype(np.int64)
         _hits(sub, keep, tiers, *self._store.texts(sub.ids[keep].tolist(), tiers.tolist()), scored)
         self._store.conflicts(sub.ids[keep].tolist(), status=["open", "superseded"])
+        # Every memory's two times as datetimes, by row: a search hands them out without making them.
+        self._row_times[0].fill(state.last_retrieved_at)
+        self._row_times[1].fill(state.created_at)
         try:  # and the model, which a first query would load
             self.embedder.embed(["warm up"])
         except Exception as exc:

@@ -43,21 +43,31 @@ class RowDatetimes:
     """The datetimes of one time column (creation, last retrieval) kept by row, made once per row and value.
 
     A search hands out 1,000 items with two times each. Made afresh they
-    cost ~0.25 ms per 1,000 after a scan has flushed the CPU's caches; kept
+    cost ~0.3 ms per 1,000 after a scan has flushed the CPU's caches; kept
     in a dict by value, more (~0.45 ms: each lookup misses on a key and a
-    value). Kept by row, a gather of the values they were made from tells
-    which still hold, and only the others are made (a row's last retrieval
-    changes when a search touches it). Checking the value, not trusting the
-    row, keeps every answer right whatever a row means later.
+    value); kept by row, ~0.2 ms. A gather of the values they were made from
+    tells which still hold, and only the others are made (a row's last
+    retrieval changes when a search touches it). Checking the value, not
+    trusting the row, keeps every answer right whatever a row means later.
 
-    Rows at or past ``max_rows`` are made afresh. Not thread-safe: its owner
-    (``Memory``) serialises access.
+    Rows at or past ``max_rows`` are made afresh: a store that large spends
+    its time in the scan, and ~100 bytes a row would add up. Not thread-safe
+    for concurrent ``of`` calls (its owner, ``Memory``, serialises them);
+    ``fill`` may run beside one, in the warm-up thread.
     """
 
-    def __init__(self, max_rows: int = 2_000_000) -> None:
+    def __init__(self, max_rows: int = 300_000) -> None:
         self.max_rows = max_rows
-        self._seconds = np.empty(0, dtype=np.float64)
-        self._made = np.empty(0, dtype=object)
+        # One attribute for the pair, so that ``fill`` replaces both at once.
+        self._table: tuple[np.ndarray, np.ndarray] = (np.empty(0, dtype=np.float64), np.empty(0, dtype=object))
+
+    def fill(self, seconds: np.ndarray) -> None:
+        """Make the datetimes of every row's value now (the warm-up does, so that searches find them)."""
+        values = np.asarray(seconds, dtype=np.float64)
+        if len(values) > self.max_rows:
+            return
+        made = np.fromiter(datetimes(values), dtype=object, count=len(values))
+        self._table = (values.copy(), made)
 
     def of(self, seconds: np.ndarray, rows: np.ndarray | None) -> list[datetime | None]:
         """``datetimes(seconds)``, where ``seconds[i]`` is row ``rows[i]``'s value (None: rows unknown)."""
@@ -67,29 +77,31 @@ class RowDatetimes:
         rows = np.asarray(rows, dtype=np.intp)
         if len(rows) != len(values) or int(rows.min()) < 0 or int(rows.max()) >= self.max_rows:
             return datetimes(values)
-        self._reserve(int(rows.max()) + 1)
-        kept = self._seconds[rows]
+        kept_seconds, kept = self._reserve(int(rows.max()) + 1)
+        before = kept_seconds[rows]
         # A slot never filled holds NaN and None: right for a NaN (never) value as it stands.
-        held = (kept == values) | (np.isnan(kept) & np.isnan(values))
-        out = self._made[rows]
+        held = (before == values) | (np.isnan(before) & np.isnan(values))
+        out = kept[rows]
         stale = np.flatnonzero(~held)
         if len(stale):
             made = np.fromiter(datetimes(values[stale]), dtype=object, count=len(stale))
             out[stale] = made
-            self._made[rows[stale]] = made
-            self._seconds[rows[stale]] = values[stale]
+            kept[rows[stale]] = made  # the datetime first: a value is never kept beside another's datetime
+            kept_seconds[rows[stale]] = values[stale]
         result: list[datetime | None] = out.tolist()
         return result
 
-    def _reserve(self, n: int) -> None:
-        if n <= len(self._seconds):
-            return
-        size = min(max(n, 2 * len(self._seconds), 1024), self.max_rows)
-        seconds = np.full(size, np.nan)
-        made = np.full(size, None, dtype=object)
-        seconds[: len(self._seconds)] = self._seconds
-        made[: len(self._made)] = self._made
-        self._seconds, self._made = seconds, made
+    def _reserve(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        seconds, made = self._table
+        if n <= len(seconds):
+            return seconds, made
+        size = min(max(n, 2 * len(seconds), 1024), self.max_rows)
+        grown_seconds = np.full(size, np.nan)
+        grown_made = np.full(size, None, dtype=object)
+        grown_seconds[: len(seconds)] = seconds
+        grown_made[: len(made)] = made
+        self._table = (grown_seconds, grown_made)
+        return self._table
 
 
 __all__ = ["utc", "iso", "to_seconds", "from_seconds", "datetimes", "RowDatetimes"]

@@ -45,6 +45,26 @@ def test_a_row_s_time_is_made_once_while_its_value_holds():
     assert touched[0] == datetime.fromtimestamp(1.8e9, UTC) and touched[1] is first[1]
 
 
+@given(st.lists(seconds, min_size=1, max_size=30), asks)
+def test_times_filled_for_every_row_are_handed_out_while_their_values_hold(column, sequence):
+    kept = times.RowDatetimes()
+    values = np.array(column, dtype=np.float64)
+    kept.fill(values)
+    assert kept.of(values, np.arange(len(values))) == times.datetimes(values)
+    for ask in sequence:  # rows past the filled ones, and values that changed since
+        rows = np.array([r for r, _ in ask], dtype=np.int64)
+        asked = np.array([v for _, v in ask], dtype=np.float64)
+        assert kept.of(asked, rows) == times.datetimes(asked)
+
+
+def test_a_filled_row_s_time_is_not_made_again():
+    kept = times.RowDatetimes()
+    kept.fill(np.array([1.7e9, np.nan, 1.6e9]))
+    first = kept.of(np.array([1.6e9]), np.array([2]))
+    assert first[0] is kept.of(np.array([1.6e9]), np.array([2]))[0]
+    assert kept.of(np.array([np.nan]), np.array([1])) == [None]
+
+
 def test_rows_past_the_limit_or_unknown_are_made_afresh():
     kept = times.RowDatetimes(max_rows=4)
     values = np.array([1.7e9])
