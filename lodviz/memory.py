@@ -1864,6 +1864,9 @@ __all__ = ["Memory", "Result", "Hit", "Landscape", "IngestReport", "FloorChange"
 
 
 _TIERS = tuple(Tier)
+#: Tiers and visibilities as object arrays: a result's column of them is one gather.
+_TIER_OBJECTS = np.array(_TIERS, dtype=object)
+_VISIBILITY = np.array(["private", "shared"], dtype=object)
 
 
 def _hit_of(record: MemoryRecord, tier: Tier, params: Params, when: datetime) -> Hit:
@@ -1928,29 +1931,26 @@ def _hits(
     ids = sub.ids[rows].tolist()
     if tokens is None:  # ``budget.estimate_tokens`` of each text, from the lengths stored with it
         tokens = budgeting.tokens_for_length(lengths)
-    # Positional, in Hit's field order: keywords would cost four times as much per item.
-    return [
-        Hit(memory_id, _TIERS[tier], content, s, d, score, pen, retrieved, last_at, created_at, names[code],
-            "shared" if shared else "private", kind, source, _TIERS[floor], n, is_whole)
-        for memory_id, tier, content, source, s, d, score, pen, retrieved, last_at, created_at, code, shared, kind, floor, is_whole, n
-        in zip(
-            ids,
-            tiers.tolist(),
-            texts,
-            sources,
-            scored.similarity[rows].tolist(),
-            scored.decay[rows].tolist(),
-            scored.score[rows].tolist(),
-            # No exclusion: the penalty is a broadcast zero (stride 0), so one 0.0 for every item, not 1000 floats.
-            scored.penalty[rows].tolist() if scored.penalty.strides[0] else [0.0] * len(rows),
-            sub.retrieval_count[rows].tolist(),
-            last,
-            created,
-            sub.agent_code[rows].tolist(),
-            sub.shared[rows].tolist(),
-            sub.kind[rows].tolist(),
-            sub.floor[rows].tolist(),
-            whole,
-            np.asarray(tokens).tolist(),
-        )
-    ]
+    # Positional, in Hit's field order (keywords would cost four times as much per item), and
+    # by ``map`` over the columns: no tuple per item to unpack, ~15% less than a comprehension.
+    return list(map(
+        Hit,
+        ids,
+        _TIER_OBJECTS[tiers].tolist(),
+        texts,
+        scored.similarity[rows].tolist(),
+        scored.decay[rows].tolist(),
+        scored.score[rows].tolist(),
+        # No exclusion: the penalty is a broadcast zero (stride 0), so one 0.0 for every item, not 1000 floats.
+        scored.penalty[rows].tolist() if scored.penalty.strides[0] else [0.0] * len(rows),
+        sub.retrieval_count[rows].tolist(),
+        last,
+        created,
+        np.asarray(names, dtype=object)[sub.agent_code[rows]].tolist(),
+        _VISIBILITY[sub.shared[rows].astype(np.intp)].tolist(),
+        sub.kind[rows].tolist(),
+        sources,
+        _TIER_OBJECTS[sub.floor[rows]].tolist(),
+        np.asarray(tokens).tolist(),
+        whole,
+    ))
