@@ -595,7 +595,7 @@ class Memory:
             returnable: np.ndarray | None = found.rows
         else:
             candidate_all = np.ones(n_all, dtype=bool)
-            s_all = scoring.Compact.of(np.zeros(n_all, dtype=np.float64))
+            s_all = scoring.Compact.zeros(n_all)
             returnable = None  # every memory
         ages = self._effective_ages(when.timestamp(), state, moment)
         candidate = candidate_all[rows]

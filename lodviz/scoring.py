@@ -252,6 +252,7 @@ def score_aged(
 #: Past this lambda a float32 ``-lambda * age`` could overflow where float64 does not: such a
 #: rescoring takes the float64 path.
 COMPACT_MAX_LAMBDA = 1e6
+_LOG2_E = float(np.log2(np.e))
 
 
 @dataclass(frozen=True)
@@ -272,6 +273,14 @@ class Compact:
         for a in (exact, f32):
             a.setflags(write=False)  # shared between calls
         return cls(exact, f32, magnitude if np.isfinite(magnitude) else float("inf"))
+
+    @classmethod
+    def zeros(cls, n: int) -> Compact:
+        """S of a landscape without a query: no pass to find the magnitude of zeros."""
+        exact, f32 = np.zeros(n, dtype=np.float64), np.zeros(n, dtype=np.float32)
+        for a in (exact, f32):
+            a.setflags(write=False)
+        return cls(exact, f32, 0.0)
 
     def take(self, rows: np.ndarray | slice) -> Compact:
         return Compact(self.exact[rows], self.f32[rows], self.magnitude)
@@ -355,8 +364,6 @@ def _any_byte(a: np.ndarray) -> bool:
     whole = len(a) // 8 * 8
     return bool(a[:whole].view(np.uint64).any() or a[whole:].any())
 
-
-_LOG2_E = float(np.log2(np.e))
 
 
 # -- the non-semantic modes: no query, so no S; L is what each mode ranks by ---------
