@@ -101,10 +101,20 @@ def test_a_changed_memory_opens_from_the_change_list(page, served):
     for _ in range(6):
         page.keyboard.press("ArrowLeft")
     page.wait_for_selector(".change-item button", timeout=30_000)
+    # Each key press redraws the change list; click once the last one has arrived, not a list about to go.
+    assert eventually(page, lambda: _change_list_still(page))
     button = page.locator(".change-item button").first
     memory_id = int(button.inner_text().lstrip("#"))
     button.click()
     assert eventually(page, lambda: page.is_visible(".panel-id") and f"#{memory_id} " in page.inner_text(".panel-id"))
+
+
+def _change_list_still(page) -> bool:
+    """Whether the change list stays the same for half a second with nothing loading."""
+    before = page.locator(".change-item").all_inner_texts()
+    page.wait_for_timeout(500)
+    loading = page.locator("[data-dash-is-loading=true]").count()
+    return bool(before) and not loading and page.locator(".change-item").all_inner_texts() == before
 
 
 def test_the_time_slider_shows_the_store_on_a_past_day(page, served):
