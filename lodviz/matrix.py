@@ -13,6 +13,15 @@ candidates (docs/benchmarks.md measures how often: the recall).
 
 Everything that reads the whole matrix (the landscape, the map) reads the
 memory-mapped float32 copy: exact, at the speed of the page cache.
+
+In RAM, ``float32`` is held dimension by dimension (column-major: the rows'
+first components side by side, then their second, ...), still indexed
+(rows, dim). A scan, ``matrix @ q``, is then BLAS's streaming ``gemv`` "N"
+kernel, one multiply-add down each dimension for all rows at once, instead of
+a dot product per row: 5.2-5.6 ms against 7.6-8.1 ms for 100k rows here, and
+43-56 ms against 73-75 ms for 1M (``benchmarks/run.py`` sets both layouts side
+by side). Gathering scattered rows costs more in this layout (2,000 rows:
+~11 ms against ~0.2 ms); nothing on a search's path does it.
 """
 
 from __future__ import annotations
@@ -183,7 +192,7 @@ class UnitRows:
 
     def _allocate(self, capacity: int) -> np.ndarray:
         if not self.compact:
-            return np.empty((capacity, self.dim), dtype=np.float32)
+            return np.empty((capacity, self.dim), dtype=np.float32, order="F")  # dimension-major: see the module docstring
         if self._mapped is None:
             self._mapped = _MappedRows(self.dim, capacity)
         else:
@@ -207,7 +216,7 @@ class UnitRows:
         if self.compact:
             self.exact = self._allocate(capacity)  # the file keeps its rows
             return
-        matrix = np.empty((capacity, self.dim), dtype=np.float32)
+        matrix = np.empty((capacity, self.dim), dtype=np.float32, order="F")
         matrix[:filled] = self.exact[:filled]
         self.exact = matrix
 

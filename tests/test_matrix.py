@@ -132,6 +132,33 @@ def test_a_compact_matrix_follows_inserts_and_forgetting(store, kind, tmp_path):
         assert new_id not in s.state().ids[rows].tolist()
 
 
+def test_a_float32_matrix_is_held_dimension_major_and_keeps_every_row_through_growth(store, tmp_path):
+    """The layout a scan is fastest in (``lodviz.matrix``): each dimension contiguous across the rows."""
+    path, _ = store
+    copy = tmp_path / "copy.duckdb"
+    copy.write_bytes(path.read_bytes())
+    rng = np.random.default_rng(3)
+    added = _unit(rng.normal(size=(700, DIM)))
+    with DuckDBStore(copy) as s:
+        _, before = s.snapshot()
+        kept = np.array(before)
+        assert before.strides[0] == before.itemsize  # row i's components sit a whole column apart
+        s.insert([
+            NewMemory(
+                text=f"added {i}", summary=f"added {i}", headline=f"added {i}", embedding=added[i], embedding_model="test-vectors",
+                content_hash=f"added {i}", created_at=NOW, agent_id="a",
+            )
+            for i in range(len(added))
+        ], None)  # past the loaded matrix's room: it grows
+        _, after = s.snapshot()
+        assert after.strides[0] == after.itemsize and len(after) == len(kept) + len(added)
+        np.testing.assert_array_equal(after[: len(kept)], kept)
+        np.testing.assert_allclose(after[len(kept) :], added, atol=1e-6)
+        np.testing.assert_array_equal(before, kept)  # an earlier snapshot still reads what it did
+        rows, sims = s.nearest(added[5], 1)
+        assert rows.tolist() == [len(kept) + 5] and sims[0] == pytest.approx(1.0, abs=1e-6)
+
+
 def test_int8_codes_and_scan_approximate_the_dot_product():
     rng = np.random.default_rng(0)
     unit = _unit(rng.normal(size=(5000, DIM)))
