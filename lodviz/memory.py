@@ -1864,9 +1864,8 @@ def _positive(value: Any, name: str) -> int:
 __all__ = ["Memory", "Result", "Hit", "Landscape", "IngestReport", "FloorChange", "PRESETS"]
 
 
-_TIERS = tuple(Tier)
 #: Tiers and visibilities as object arrays: a result's column of them is one gather.
-_TIER_OBJECTS = np.array(_TIERS, dtype=object)
+_TIER_OBJECTS = np.array(tuple(Tier), dtype=object)
 _VISIBILITY = np.array(["private", "shared"], dtype=object)
 #: ``tuple.__new__(Hit, fields)``: a result item made in C from a row of its columns.
 _new_hit = tuple.__new__
@@ -1940,23 +1939,23 @@ def _hits(
         _new_hit,
         repeat(Hit),
         zip(
-        ids,
-        _TIER_OBJECTS[tiers].tolist(),
-        texts,
-        scored.similarity[rows].tolist(),
-        scored.decay[rows].tolist(),
-        scored.score[rows].tolist(),
-        # No exclusion: the penalty is a broadcast zero (stride 0), so one 0.0 for every item, not 1000 floats.
-        scored.penalty[rows].tolist() if scored.penalty.strides[0] else [0.0] * len(rows),
-        sub.retrieval_count[rows].tolist(),
-        last,
-        created,
-        np.asarray(names, dtype=object)[sub.agent_code[rows]].tolist(),
-        _VISIBILITY[sub.shared[rows].astype(np.intp)].tolist(),
-        sub.kind[rows].tolist(),
-        sources,
-        _TIER_OBJECTS[sub.floor[rows]].tolist(),
-        np.asarray(tokens).tolist(),
-        whole,
+            ids,
+            _TIER_OBJECTS[tiers].tolist(),
+            texts,
+            scored.similarity[rows].tolist(),
+            scored.decay[rows].tolist(),
+            scored.score[rows].tolist(),
+            # No exclusion: the penalty is a broadcast zero (stride 0), so one 0.0 for every item, not 1000 floats.
+            scored.penalty[rows].tolist() if scored.penalty.strides[0] else [0.0] * len(rows),
+            sub.retrieval_count[rows].tolist(),
+            last,
+            created,
+            np.asarray(names, dtype=object)[sub.agent_code[rows]].tolist(),
+            _VISIBILITY[sub.shared[rows].astype(np.intp)].tolist(),
+            sub.kind[rows].tolist(),
+            sources,
+            _TIER_OBJECTS[sub.floor[rows]].tolist(),
+            np.asarray(tokens).tolist(),
+            whole,
         ),
     ))
