@@ -305,9 +305,14 @@ def report(result: dict[str, Any]) -> str:
                 rows.append([f"{m['rows']:,}", name, _ms(b["nearest_p50_ms"]), _ms(b.get("texts_p50_ms", b.get("contents_p50_ms", b.get("get_p50_ms", 0.0)))),
                              _ms(b["touch_p50_ms"] + b.get("record_p50_ms", 0.0)),
                              _ms(b["other_p50_ms"]),
-                             f"{counts.get('FULL', 0)}/{counts.get('SUMMARY', 0)}/{counts.get('HEADLINE', 0)}"])
+                             f"{counts.get('FULL', 0)}/{counts.get('SUMMARY', 0)}/{counts.get('HEADLINE', 0)}",
+                             _ms(b["items_p50_ms"]) if "items_p50_ms" in b else "",
+                             f"{_ms(v['with_items_p50_ms'])} ({_x(v['with_items_ratio_p50'])})" if "with_items_p50_ms" in v else ""])
         parts += ["", "### Where a search spends its time (p50 per part, ms)", "",
-                  _table(["memories", "search", "store.nearest (top-k)", "store.texts", "store.touch or store.record (retrieval log, audit line)", "the rest", "FULL/SUMMARY/HEADLINE"], rows)]
+                  "Reading the result's items (`result.items`, made on first read) is timed after the search, apart from it; "
+                  "the last column is the search and that read together, and its ratio to the baseline.", "",
+                  _table(["memories", "search", "store.nearest (top-k)", "store.texts", "store.touch or store.record (retrieval log, audit line)",
+                          "the rest", "FULL/SUMMARY/HEADLINE", "then reading the items", "search + items (ratio)"], rows)]
         rows = []
         for m in sizes:
             r = m["rescoring"]["series"]

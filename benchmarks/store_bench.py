@@ -9,7 +9,10 @@ the model's forward pass of the query (which does not grow with the store):
 profile and reference time lookups, the top-k over the unit matrix, scoring,
 fetching the candidates' texts (``store.texts``), tiering, and
 (``touch=True``, the default) promotion by use: the retrieval-log append with
-its audit line, in one transaction. The heap is settled first, as ``lodviz serve``
+its audit line, in one transaction. The result's items (``Hit`` objects) are
+made when first read (``result.PendingHits``): each search's are read right
+after it, timed apart (``items_p50_ms``), and ``with_items_*`` is the search
+and that read together. The heap is settled first, as ``lodviz serve``
 settles its own once warm (``lodviz.runtime``).
 The baseline is plain numpy over the very same matrix: ``M @ q``, then
 ``argpartition`` for the top k and a sort of those k. A float32 store holds
@@ -147,8 +150,11 @@ def measure(path: str, n: int, seed: int, reps: int, rescore_reps: int, warmup: 
             spans.take()
             t, result = timed(lambda: mem.search(text, agent_id=agent_id, touch=touch))
             span = spans.take()
+            # The items are made when first read (``PendingHits``): timed apart, outside the search.
+            t_items, _ = timed(lambda: result.items)
             if record:
                 span["total"] = t
+                span["items"] = t_items
                 parts[name].append(span)
                 if name not in shape:
                     shape[name] = {
@@ -183,7 +189,12 @@ def measure(path: str, n: int, seed: int, reps: int, rescore_reps: int, warmup: 
         breakdown["other_p50_ms"] = float(np.median([
             p["total"] - p.get("nearest", 0) - p.get("texts", 0) - p.get("touch", 0) - p.get("record", 0) for p in parts[name]
         ]) * 1000)
+        breakdown["items_p50_ms"] = float(np.median([p["items"] for p in parts[name]]) * 1000)
         stats["breakdown"] = breakdown
+        # The search and then reading every item (``result.items``), each pair timed together.
+        with_items = np.asarray([p["total"] + p["items"] for p in parts[name]])
+        stats["with_items_p50_ms"] = float(np.median(with_items) * 1000)
+        stats["with_items_ratio_p50"] = stats["with_items_p50_ms"] / search["numpy"]["p50_ms"]
         stats["result"] = shape.get(name)
     out["search"] = {"k": k, "agent": AGENT, "distinct_queries": count - 1, "warmup": warmup, "series": search,
                      "baseline": "numpy top-k of the float32 matrix" if matrix_kind == "float32"

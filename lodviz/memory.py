@@ -54,6 +54,7 @@ from lodviz.result import (
     Hit,
     IngestReport,
     Landscape,
+    PendingHits,
     Result,
     StoreInfo,
     date_line,
@@ -1027,7 +1028,6 @@ class Memory:
                 f"(at least {budgeting.MIN_BUDGET})."
             )
         keep = np.asarray(order)[scored.tier[order] > Tier.OUT]
-        returned: dict[str, list[int]] | None = None
         if budget_tokens is None:
             tiers = scored.tier[keep].astype(np.int64)
             # Sharpest first, by relevance within a tier: sorted here, as numbers, before the items exist
@@ -1035,11 +1035,15 @@ class Memory:
             sharpest = np.argsort(-tiers, kind="stable")
             rows, tiers = keep[sharpest], tiers[sharpest]
             ids = sub.ids[rows]
-            texts, sources = self._store.texts(ids.tolist(), tiers.tolist())
-            items = _hits(sub, rows, tiers, texts, sources, scored, origin=origin, row_times=self._row_times)
-            items = self._mark_conflicts(items, agent_id, params, when, existed)
-            if len(items) == len(rows):  # no conflict's other memory joined: what was returned, from the arrays
-                returned = {t.name: ids[tiers == t].tolist() for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
+            id_list = ids.tolist()
+            texts, sources = self._store.texts(id_list, tiers.tolist())
+            tokens = budgeting.tokens_for_length(_lengths(sub, rows, tiers))
+            pending = PendingHits(ids, tiers, tokens, self._hits_later(sub, rows, tiers, texts, sources, scored, tokens, origin))
+            # An open conflict or a supersession among them (rare) marks items and may bring the other
+            # memory in: the items are made now. Otherwise they are made when first read.
+            items: list[Hit] | PendingHits = pending
+            if self._store.conflicts(id_list, status=["open", "superseded"]):
+                items = self._mark_conflicts(pending.build(), agent_id, params, when, existed)
             counted = None
         else:
             items = self._fit(mode, sub, scored, keep, budget_tokens, query, exclude, origin)
@@ -1052,8 +1056,7 @@ class Memory:
             counted = self._trim(mode, query, items, exclude, budget_tokens)
             # Sharpest first, and by relevance within a tier (render() lists them by day).
             items.sort(key=lambda item: -int(item.tier))
-        if returned is None:
-            returned = returned_by_tier(items)
+        returned = items.by_tier() if isinstance(items, PendingHits) else returned_by_tier(items)
         touched = returned["FULL"] + returned["SUMMARY"]
         result = Result(
             mode=mode,
@@ -1091,6 +1094,26 @@ class Memory:
             event.details["looked_only"] = True
             self._store.record(event)
         return result
+
+    def _hits_later(
+        self,
+        sub: Columns,
+        rows: np.ndarray,
+        tiers: np.ndarray,
+        texts: list[str],
+        sources: list[str | None],
+        scored: scoring.Scored,
+        tokens: np.ndarray,
+        origin: np.ndarray | None,
+    ) -> Callable[[], list[Hit]]:
+        """What makes a search's items when they are first read: ``_hits`` under this memory's
+        lock, which the kept datetimes (``RowDatetimes``, not thread-safe) need."""
+
+        def build() -> list[Hit]:
+            with self._lock:
+                return _hits(sub, rows, tiers, texts, sources, scored, tokens, origin=origin, row_times=self._row_times)
+
+        return build
 
     def _fit(
         self,
@@ -1901,6 +1924,13 @@ def _hit_of(record: MemoryRecord, tier: Tier, params: Params, when: datetime) ->
     )
 
 
+def _lengths(sub: Columns, rows: np.ndarray, tiers: np.ndarray) -> np.ndarray:
+    """The stored length of each row's text at its tier."""
+    if not len(rows):
+        return np.zeros(0, dtype=np.int64)
+    return np.choose(np.clip(tiers, 1, 3) - 1, [sub.len_headline[rows], sub.len_summary[rows], sub.len_text[rows]])
+
+
 def _hits(
     sub: Columns,
     rows: np.ndarray,
@@ -1923,8 +1953,8 @@ def _hits(
     ``row_times`` (last retrieval, creation) keep the items' datetimes.
     """
     names = sub.agent_names
-    lengths = np.choose(np.clip(tiers, 1, 3) - 1, [sub.len_headline[rows], sub.len_summary[rows], sub.len_text[rows]]) if len(rows) else np.zeros(0)
-    whole = (lengths == sub.len_text[rows]).tolist() if len(rows) else []
+    lengths = _lengths(sub, rows, tiers)
+    whole = (lengths == sub.len_text[rows]).tolist()
     if row_times is None:
         last, created = datetimes(sub.last_retrieved_at[rows]), datetimes(sub.created_at[rows])
     else:

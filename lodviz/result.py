@@ -26,8 +26,8 @@ budget prices exactly these pieces.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -200,33 +200,116 @@ def count_tiers(items: Sequence[Hit]) -> dict[str, int]:
     return counts
 
 
-@dataclass
-class Result:
-    """What a search or a non-semantic mode returns."""
+@dataclass(frozen=True)
+class PendingHits:
+    """A search's items before they are ``Hit`` objects: their ids, tiers and token
+    estimates as arrays, and how to make the items.
 
-    mode: str  # search, recent, unseen, sample
-    items: list[Hit]
-    params: Params
-    now: datetime
-    agent_id: str | None
-    query: str | None = None
-    exclude: list[str] = field(default_factory=list)
-    budget_tokens: int | None = None
-    candidates: int = 0
-    #: Real tokens of ``render()`` when the result was counted (always under a
-    #: budget); otherwise None and ``tokens`` is an estimate.
-    counted_tokens: int | None = None
-    tokenizer: str | None = None
+    A search answers 1,000 items; making them costs ~1-2 ms at 100k memories,
+    as much as a third of what the search adds to its scan. What the search
+    itself needs of them (counts, ids by tier, tokens, the audit line) comes
+    from these arrays, and the items are made when first read. ``build`` holds
+    the search's own columns and texts, so the items are those of the moment
+    the search ran, whatever the store does in between.
+    """
+
+    ids: np.ndarray  # int64, in the items' order
+    tiers: np.ndarray  # int64 tier numbers, in the items' order
+    tokens: np.ndarray  # each item's ``tokens``
+    build: Callable[[], list[Hit]]
+
+    def counts(self) -> dict[str, int]:
+        made = np.bincount(self.tiers, minlength=len(Tier))
+        return {tier.name: int(made[tier]) for tier in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
+
+    def by_tier(self) -> dict[str, list[int]]:
+        return {tier.name: self.ids[self.tiers == tier].tolist() for tier in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
+
+
+class Result:
+    """What a search or a non-semantic mode returns.
+
+    ``items`` is a list of ``Hit``; a search may hand them over as
+    ``PendingHits``, made into the list when ``items`` is first read
+    (``counts``, ``tokens`` and ``returned`` do not need it).
+    """
+
+    def __init__(
+        self,
+        mode: str,  # search, recent, unseen, sample
+        items: list[Hit] | PendingHits,
+        params: Params,
+        now: datetime,
+        agent_id: str | None,
+        query: str | None = None,
+        exclude: list[str] | None = None,
+        budget_tokens: int | None = None,
+        candidates: int = 0,
+        counted_tokens: int | None = None,
+        tokenizer: str | None = None,
+    ) -> None:
+        self.mode = mode
+        self._items: list[Hit] | None = None if isinstance(items, PendingHits) else items
+        self._pending: PendingHits | None = items if isinstance(items, PendingHits) else None
+        self.params = params
+        self.now = now
+        self.agent_id = agent_id
+        self.query = query
+        self.exclude = list(exclude) if exclude is not None else []
+        self.budget_tokens = budget_tokens
+        self.candidates = candidates
+        #: Real tokens of ``render()`` when the result was counted (always under a
+        #: budget); otherwise None and ``tokens`` is an estimate.
+        self.counted_tokens = counted_tokens
+        self.tokenizer = tokenizer
+
+    @property
+    def items(self) -> list[Hit]:
+        if self._items is None:
+            assert self._pending is not None
+            self._items = self._pending.build()
+            self._pending = None
+        return self._items
+
+    @items.setter
+    def items(self, items: list[Hit]) -> None:
+        self._items, self._pending = items, None
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.mode, self.items, self.params, self.now, self.agent_id, self.query, self.exclude,
+                self.budget_tokens, self.candidates, self.counted_tokens, self.tokenizer)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Result):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (f"Result(mode={self.mode!r}, query={self.query!r}, agent_id={self.agent_id!r}, counts={self.counts!r}, "
+                f"tokens={self.tokens!r}, candidates={self.candidates!r}, now={iso(self.now)!r})")
 
     @property
     def counts(self) -> dict[str, int]:
+        if self._pending is not None:
+            return self._pending.counts()
         return count_tiers(self.items)
+
+    @property
+    def returned(self) -> dict[str, list[int]]:
+        """The ids of the items by tier name, most relevant first within a tier."""
+        if self._pending is not None:
+            return self._pending.by_tier()
+        return returned_by_tier(self.items)
 
     @property
     def tokens(self) -> int:
         """Tokens of ``render()``: counted with the store's tokenizer under a budget, else estimated."""
         if self.counted_tokens is not None:
             return self.counted_tokens
+        if self._pending is not None:
+            return int(self._pending.tokens.sum())
         return sum(item.tokens for item in self.items)
 
     def by_tier(self, tier: Tier) -> list[Hit]:
@@ -338,4 +421,4 @@ class AgentOverview:
         return {"agent_id": self.agent_id, "memories": self.memories, "profile": self.profile.to_dict(), "stored": self.stored}
 
 
-__all__ = ["Hit", "Result", "Landscape", "IngestReport", "FloorChange", "StoreInfo", "AgentOverview", "render_items", "line", "date_line", "header", "count_tiers", "returned_by_tier", "CONDENSED"]
+__all__ = ["Hit", "PendingHits", "Result", "Landscape", "IngestReport", "FloorChange", "StoreInfo", "AgentOverview", "render_items", "line", "date_line", "header", "count_tiers", "returned_by_tier", "CONDENSED"]

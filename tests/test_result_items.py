@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from lodviz import times
 from lodviz.budget import estimate_tokens
-from lodviz.result import Hit
+from lodviz.result import Hit, count_tiers, returned_by_tier
 from lodviz.scoring import Tier
 
 seconds = st.one_of(st.just(math.nan), st.floats(0, 4e9, allow_nan=False), st.sampled_from([1.7e9, 1.7e9 + 0.5]))
@@ -143,3 +143,40 @@ def test_a_search_s_items_are_made_from_its_columns_field_by_field(mem):
         assert (item.created_at, item.retrieval_count, item.floor) == (record.created_at, record.retrieval_count, Tier(record.floor))
         assert isinstance(item.tier, Tier) and isinstance(item.floor, Tier)
         assert item.whole == (item.content == record.text)
+
+
+def _notes(mem, n=12):
+    for i in range(n):
+        mem.add(f"harbour note {i}: the crane budget", created_at=datetime(2026, 1, 1 + i, tzinfo=UTC))
+
+
+def test_a_search_s_counts_ids_and_tokens_match_its_items_before_and_after_they_are_made(mem):
+    _notes(mem)
+    result = mem.search("harbour crane budget", now=datetime(2026, 2, 1, tzinfo=UTC))
+    counts, returned, tokens = result.counts, result.returned, result.tokens  # from the search's arrays
+    assert sum(counts.values()) == 12
+    assert (counts, returned, tokens) == (count_tiers(result.items), returned_by_tier(result.items), sum(i.tokens for i in result.items))
+    line_of_audit = mem.audit(limit=1)[0]
+    assert line_of_audit.details["returned"] == returned and line_of_audit.details["tokens"] == tokens
+
+
+def test_items_read_later_are_those_of_the_moment_the_search_ran(mem):
+    _notes(mem)
+    first = mem.search("harbour crane budget", now=datetime(2026, 2, 1, tzinfo=UTC))
+    assert first.returned["FULL"]
+    before = {i: mem.get(i).retrieval_count for i in first.returned["FULL"]}
+    mem.search("harbour crane budget", now=datetime(2026, 3, 1, tzinfo=UTC))  # touches the same memories again
+    for item in first.items:  # made only now
+        if item.tier == Tier.FULL:
+            assert item.retrieval_count == before[item.id] - 1  # the count before the first search
+            assert item.last_retrieved_at is None
+    assert first.items is first.items  # made once
+
+
+def test_a_result_made_from_pending_items_equals_one_made_from_the_list(mem):
+    _notes(mem)
+    when = datetime(2026, 2, 1, tzinfo=UTC)
+    a = mem.search("harbour crane budget", now=when, touch=False)
+    b = mem.search("harbour crane budget", now=when, touch=False)
+    assert b.items == a.items and b == a
+    assert "counts=" in repr(a)
