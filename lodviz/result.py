@@ -200,7 +200,7 @@ def count_tiers(items: Sequence[Hit]) -> dict[str, int]:
     return counts
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PendingHits:
     """A search's items before they are ``Hit`` objects: their ids, tiers and token
     estimates as arrays, and how to make the items.
@@ -274,6 +274,10 @@ class Result:
     @items.setter
     def items(self, items: list[Hit]) -> None:
         self._items, self._pending = items, None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A pickle carries the items themselves, not the search's way of making them.
+        return {**self.__dict__, "_items": self.items, "_pending": None}
 
     def _fields(self) -> tuple[Any, ...]:
         return (self.mode, self.items, self.params, self.now, self.agent_id, self.query, self.exclude,

@@ -180,3 +180,12 @@ def test_a_result_made_from_pending_items_equals_one_made_from_the_list(mem):
     b = mem.search("harbour crane budget", now=when, touch=False)
     assert b.items == a.items and b == a
     assert "counts=" in repr(a)
+
+
+def test_a_pickled_result_carries_its_items(mem):
+    import pickle
+
+    _notes(mem)
+    result = mem.search("harbour crane budget", now=datetime(2026, 2, 1, tzinfo=UTC), touch=False)
+    again = pickle.loads(pickle.dumps(result))
+    assert again.items and again == result and again.render() == result.render()
