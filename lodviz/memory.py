@@ -1038,7 +1038,8 @@ class Memory:
             id_list = ids.tolist()
             texts, sources = self._store.texts(id_list, tiers.tolist())
             tokens = budgeting.tokens_for_length(_lengths(sub, rows, tiers))
-            pending = PendingHits(ids, tiers, tokens, self._hits_later(sub, rows, tiers, texts, sources, scored, tokens, origin))
+            make = functools.partial(_hits, sub, rows, tiers, texts, sources, scored, tokens, origin=origin, row_times=self._row_times)
+            pending = PendingHits(ids, tiers, tokens, self._under_lock(make))
             # An open conflict or a supersession among them (rare) marks items and may bring the other
             # memory in: the items are made now. Otherwise they are made when first read.
             items: list[Hit] | PendingHits = pending
@@ -1095,25 +1096,14 @@ class Memory:
             self._store.record(event)
         return result
 
-    def _hits_later(
-        self,
-        sub: Columns,
-        rows: np.ndarray,
-        tiers: np.ndarray,
-        texts: list[str],
-        sources: list[str | None],
-        scored: scoring.Scored,
-        tokens: np.ndarray,
-        origin: np.ndarray | None,
-    ) -> Callable[[], list[Hit]]:
-        """What makes a search's items when they are first read: ``_hits`` under this memory's
-        lock, which the kept datetimes (``RowDatetimes``, not thread-safe) need."""
+    def _under_lock(self, make: Callable[[], list[Hit]]) -> Callable[[], list[Hit]]:
+        """``make`` to be called later under this memory's lock (the kept datetimes, ``RowDatetimes``, need it)."""
 
-        def build() -> list[Hit]:
+        def call() -> list[Hit]:
             with self._lock:
-                return _hits(sub, rows, tiers, texts, sources, scored, tokens, origin=origin, row_times=self._row_times)
+                return make()
 
-        return build
+        return call
 
     def _fit(
         self,
