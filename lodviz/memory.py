@@ -844,7 +844,7 @@ class Memory:
         if not wanted or not len(rows):
             return np.zeros(len(rows), dtype=np.float64)
         # The store counts them (a DuckDB store keeps every summary's terms once warmed).
-        tf, lengths = self._store.term_counts(state.ids[np.asarray(rows, dtype=np.int64)].tolist(), wanted)
+        tf, lengths = self._store.term_counts(state.ids[np.asarray(rows, dtype=np.int64)], wanted)
         return lex.bm25(tf, lengths)
 
     def _similarity_all(self, query: str, qvec: np.ndarray, vectors: np.ndarray, *, exact: bool = False) -> np.ndarray:
@@ -1036,7 +1036,7 @@ class Memory:
             rows, tiers = keep[sharpest], tiers[sharpest]
             ids = sub.ids[rows]
             id_list = ids.tolist()
-            texts, sources = self._store.texts(id_list, tiers.tolist())
+            texts, sources = self._store.texts(ids, tiers)
             tokens = budgeting.tokens_for_length(_lengths(sub, rows, tiers))
             make = functools.partial(_hits, sub, rows, tiers, texts, sources, scored, tokens, origin=origin, row_times=self._row_times)
             pending = PendingHits(ids, tiers, tokens, self._under_lock(make))
@@ -1918,7 +1918,12 @@ def _lengths(sub: Columns, rows: np.ndarray, tiers: np.ndarray) -> np.ndarray:
     """The stored length of each row's text at its tier."""
     if not len(rows):
         return np.zeros(0, dtype=np.int64)
-    return np.choose(np.clip(tiers, 1, 3) - 1, [sub.len_headline[rows], sub.len_summary[rows], sub.len_text[rows]])
+    # Each tier's rows gathered from its own column (np.choose would gather all three for every row).
+    out = sub.len_headline[rows].astype(np.int64)
+    for tier, column in ((2, sub.len_summary), (3, sub.len_text)):
+        at = np.flatnonzero(tiers >= 3) if tier == 3 else np.flatnonzero(tiers == 2)
+        out[at] = column[rows[at]]
+    return out
 
 
 def _hits(

@@ -106,15 +106,15 @@ class Store(abc.ABC):
     def ids_with_words(self, words: Sequence[str], limit: int) -> list[int]:
         """Ids of memories whose full text holds every word (case-insensitive), newest first."""
 
-    def contents(self, ids: Sequence[int], tiers: Sequence[int]) -> dict[int, tuple[str, str | None]]:
+    def contents(self, ids: Sequence[int] | np.ndarray, tiers: Sequence[int] | np.ndarray) -> dict[int, tuple[str, str | None]]:
         """Each memory's text at its tier, and its source: what a result shows.
 
         A backend may read only the one text column each tier needs.
         """
-        records = self.get(ids)
+        records = self.get([int(i) for i in ids])
         return {int(i): (records[int(i)].text_at(int(t)), records[int(i)].source) for i, t in zip(ids, tiers)}
 
-    def texts(self, ids: Sequence[int], tiers: Sequence[int]) -> tuple[list[str], list[str | None]]:
+    def texts(self, ids: Sequence[int] | np.ndarray, tiers: Sequence[int] | np.ndarray) -> tuple[list[str], list[str | None]]:
         """``contents`` as two lists in the order of ``ids``: the texts, and the sources.
 
         What a search's items are built from; a backend may make them without the dict.
@@ -123,7 +123,7 @@ class Store(abc.ABC):
         pairs = [found[int(i)] for i in ids]
         return [text for text, _ in pairs], [source for _, source in pairs]
 
-    def term_counts(self, ids: Sequence[int], wanted: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    def term_counts(self, ids: Sequence[int] | np.ndarray, wanted: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """BM25 frequencies of each ``wanted`` term in each memory's summary, (terms, memories),
         and each summary's length in terms (``lodviz.lexical``).
 

@@ -474,7 +474,7 @@ class PostgresStore(Store):
 
     _TIER_COLUMN = {1: "headline", 2: "summary", 3: "text"}
 
-    def contents(self, ids: Sequence[int], tiers: Sequence[int]) -> dict[int, tuple[str, str | None]]:
+    def contents(self, ids: Sequence[int] | np.ndarray, tiers: Sequence[int] | np.ndarray) -> dict[int, tuple[str, str | None]]:
         ids = [int(i) for i in ids]
         if not ids:
             return {}
