@@ -104,6 +104,9 @@ def _first_search(first: dict[str, Any], later_p50: float) -> str:
     idle = first.get("after_idle_search")
     if idle and idle.get("n"):
         text += f"; {ms / idle['p50_ms']:.2f}x one after 2 s idle, {_ms(idle['p50_ms'])}"
+        base = first.get("after_idle_baseline")
+        if base and base.get("n"):
+            text += f", where the baseline took {_ms(base['p50_ms'])}"
     return text + ")"
 
 
