@@ -65,12 +65,12 @@ def normalize_rows(matrix: np.ndarray, out: np.ndarray | None = None) -> np.ndar
     return out
 
 
-def similarity(query: np.ndarray, unit_matrix: np.ndarray) -> np.ndarray:
-    """S for one query against every row of an already unit-normalised matrix."""
+def similarity(query: np.ndarray, unit_matrix: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """S for one query against every row of an already unit-normalised matrix (into ``out``, float32, if given)."""
     q = normalize_rows(np.asarray(query, dtype=np.float32).reshape(1, -1))[0]
     if unit_matrix.shape[0] == 0:
         return np.zeros(0, dtype=np.float32)
-    s = np.asarray(unit_matrix @ q, dtype=np.float32)
+    s = np.asarray(unit_matrix @ q, dtype=np.float32) if out is None else np.matmul(unit_matrix, q, out=out)
     return np.maximum(s, 0.0, out=s)  # in place: at 1M memories a second array costs a pass of its own
 
 

@@ -12,6 +12,7 @@ timezone-aware UTC ``datetime`` in records.
 from __future__ import annotations
 
 import abc
+import functools
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
@@ -31,6 +32,7 @@ from lodviz.records import (  # re-exported: the backends speak in them
     MemoryRecord,
     NewMemory,
 )
+from lodviz.store.scan_buffer import ScanBuffer
 from lodviz.times import utc
 
 #: Every table a store keeps, in the order a copy writes them, with the
@@ -197,10 +199,17 @@ class Store(abc.ABC):
         or ``unit_vectors()``); a backend with a vector index may answer from it
         instead.
         """
-        sims = scoring.similarity(query, self.unit_vectors() if vectors is None else vectors)
-        hidden = visible is not None and not visible.all()  # an auditor sees everything: no mask for it
-        rows = selection.top_k(sims, k, among=visible if hidden else None)
-        return rows, sims[rows]
+        vectors = self.unit_vectors() if vectors is None else vectors
+        # The scores go into the store's kept array (``ScanBuffer``): the rows' scores are copied out.
+        with self._scan_buffer.take(len(vectors)) as out:
+            sims = scoring.similarity(query, vectors, out=out)
+            hidden = visible is not None and not visible.all()  # an auditor sees everything: no mask for it
+            rows = selection.top_k(sims, k, among=visible if hidden else None)
+            return rows, sims[rows]
+
+    @functools.cached_property
+    def _scan_buffer(self) -> ScanBuffer:
+        return ScanBuffer()
 
     @abc.abstractmethod
     def touch(self, ids: Sequence[int], now: datetime, audit: AuditEvent | None) -> None:

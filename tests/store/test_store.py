@@ -179,6 +179,19 @@ def test_nearest_respects_visibility(open_store):
     assert sorted(state.ids[rows].tolist()) == sorted([ids[0], ids[2]])
 
 
+def test_a_scan_answers_stay_what_they_were_after_the_next_scan(open_store):
+    # Scans reuse one array for their scores (``ScanBuffer``): an answer must not be a view of it.
+    store = open_store()
+    store.insert([memory(i) for i in range(12)], None)
+    vectors = store.unit_vectors()
+    first_rows, first_sims = store.nearest(np.array([1.0, 0.2, 0, 0]), 5)
+    kept = first_sims.copy()
+    store.nearest(np.array([0, 0, 1.0, 0.3]), 5)
+    assert np.array_equal(first_sims, kept)
+    expected = vectors @ (np.array([1.0, 0.2, 0, 0], dtype=np.float32) / np.float32(np.hypot(1.0, 0.2)))
+    assert np.allclose(first_sims, expected[first_rows], atol=1e-6)
+
+
 def test_audit_filters_by_agent_action_and_memory(open_store):
     store = open_store()
     store.record(AuditEvent(action="search", actor="x", agent_id="a", query="q"))
