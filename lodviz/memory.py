@@ -1920,9 +1920,9 @@ def _lengths(sub: Columns, rows: np.ndarray, tiers: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     # Each tier's rows gathered from its own column (np.choose would gather all three for every row).
     out = sub.len_headline[rows].astype(np.int64)
-    for tier, column in ((2, sub.len_summary), (3, sub.len_text)):
-        at = np.flatnonzero(tiers >= 3) if tier == 3 else np.flatnonzero(tiers == 2)
-        out[at] = column[rows[at]]
+    summary, full = np.flatnonzero(tiers == 2), np.flatnonzero(tiers >= 3)
+    out[summary] = sub.len_summary[rows[summary]]
+    out[full] = sub.len_text[rows[full]]
     return out
 
 
