@@ -460,7 +460,7 @@ class _Cache:
         guessed = self._guess_rows(ids)
         if guessed is not None:  # checked there, id by id
             return guessed
-        rows = self.rows(ids)
+        rows = np.searchsorted(self._state.ids[: self.n], ids)
         found = rows < self.n
         found[found] = self._state.ids[rows[found]] == ids[found]
         if not found.all():
