@@ -78,6 +78,51 @@ def numpy_topk(matrix: np.ndarray, q: np.ndarray, k: int) -> np.ndarray:
     return top[np.argsort(-sims[top])]
 
 
+def first_search_once(path: str, n: int, seed: int, matrix_kind: str, draw: int) -> dict[str, Any]:
+    """One fresh open of the store: the first search after its background warm-up, then, after
+    ``IDLE_SECONDS`` of sleep, a second one and the baseline scan after the same pause.
+
+    Run in a fresh process per draw (``run.py --first-opens``): one first search per
+    process is one sample, and the main thread waited for the warm-up before it, as
+    the second search waited out its pause. Queries are drawn apart from ``measure``'s.
+    """
+    import lodviz
+
+    queries = synth.query_vectors(n, 3, seed=seed + 1_000 + draw)
+    texts = [f"first-open {draw} query {i}" for i in range(2)]
+    mem = lodviz.open(path, embedder=synth.StubEmbedder(dict(zip(texts, queries))), warm=True, matrix=matrix_kind)
+    try:
+        mem.wait_warm()
+        t_first, _ = timed(lambda: mem.search(texts[0], touch=False))
+        time.sleep(IDLE_SECONDS)
+        t_second, _ = timed(lambda: mem.search(texts[1], touch=False))
+        time.sleep(IDLE_SECONDS)
+        k = mem.profile(None).k
+        if matrix_kind == "float32":
+            matrix = mem.snapshot()[1]
+            t_base, _ = timed(lambda: numpy_topk(matrix, queries[2], k))
+        else:
+            t_base, _ = timed(lambda: mem._store.nearest(queries[2], k))
+    finally:
+        mem.close()
+    return {"first_ms": t_first * 1000, "after_idle_ms": t_second * 1000, "baseline_after_idle_ms": t_base * 1000}
+
+
+def first_opens_summary(draws: list[dict[str, Any]]) -> dict[str, Any]:
+    """The fresh opens' first searches against the searches 2 s after them, in the same processes."""
+    first = np.asarray([d["first_ms"] for d in draws])
+    later = np.asarray([d["after_idle_ms"] for d in draws])
+    return {
+        "n": len(draws),
+        "draws": draws,
+        "first_p50_ms": float(np.median(first)),
+        "after_idle_p50_ms": float(np.median(later)),
+        "baseline_after_idle_p50_ms": float(np.median([d["baseline_after_idle_ms"] for d in draws])),
+        "ratio_p50": float(np.median(first) / np.median(later)),
+        "paired_ratio_p50": float(np.median(first / later)),
+    }
+
+
 def measure(path: str, n: int, seed: int, reps: int, rescore_reps: int, warmup: int = 3, matrix_kind: str = "float32") -> dict[str, Any]:
     """Everything above on one store; ``matrix_kind`` other than float32 for a store whose float32
     matrix would not fit in memory with the rest (10M memories: 14.3 GiB). The search baseline is then
