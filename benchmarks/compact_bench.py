@@ -57,6 +57,9 @@ def recall(found: np.ndarray, truth: np.ndarray) -> float:
 
 def measure_store(path: str, n: int, seed: int, kind: str, reps: int, warmup: int = 3) -> dict[str, Any]:
     import lodviz
+    from lodviz import runtime
+
+    runtime.share_heap()  # as ``lodviz serve`` does, before the warm-up thread starts
 
     count = warmup + reps + 1
     queries = synth.query_vectors(n, count, seed=seed + 5)

@@ -30,6 +30,7 @@ import duckdb  # noqa: E402
 import lodviz  # noqa: E402
 from benchmarks import store_bench, synth  # noqa: E402
 from benchmarks.measure import Spans  # noqa: E402
+from lodviz import runtime  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--matrix", default="float32", help="float32, float16 or int8 (default float32)")
     parser.add_argument("--searches", type=int, default=8)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--own-heaps", action="store_true", help="leave glibc's per-thread heaps (no lodviz.runtime.share_heap)")
     parser.add_argument("--baseline", action="store_true", help="time numpy's top-k of the same matrix before each search")
     args = parser.parse_args(argv)
     with duckdb.connect(args.path, read_only=True) as con:  # the queries are drawn for the store's size
@@ -46,6 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     queries = synth.query_vectors(n, 2 * args.searches, seed=args.seed)
     texts = [f"first-search query {i}" for i in range(args.searches)]
     started = time.perf_counter()
+    if not args.own_heaps:
+        runtime.share_heap()  # as ``lodviz serve`` does
     mem = lodviz.open(args.path, warm=True, matrix=args.matrix, embedder=synth.StubEmbedder(dict(zip(texts, queries))))
     mem.wait_warm()
     print(f"{n:,} memories, {args.matrix} matrix: opened and warm in {time.perf_counter() - started:.1f} s", flush=True)

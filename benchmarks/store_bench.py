@@ -87,7 +87,9 @@ def first_search_once(path: str, n: int, seed: int, matrix_kind: str, draw: int)
     the second search waited out its pause. Queries are drawn apart from ``measure``'s.
     """
     import lodviz
+    from lodviz import runtime
 
+    runtime.share_heap()  # as ``lodviz serve`` does, before the warm-up thread starts
     queries = synth.query_vectors(n, 3, seed=seed + 1_000 + draw)
     texts = [f"first-open {draw} query {i}" for i in range(2)]
     mem = lodviz.open(path, embedder=synth.StubEmbedder(dict(zip(texts, queries))), warm=True, matrix=matrix_kind)
@@ -129,7 +131,9 @@ def measure(path: str, n: int, seed: int, reps: int, rescore_reps: int, warmup: 
     the compact matrix's own top-k (``Store.nearest``: its scan and the exact rescoring of the
     candidates), so the ratio is still a search's cost beyond finding its k nearest."""
     import lodviz
-    from lodviz import scoring
+    from lodviz import runtime, scoring
+
+    runtime.share_heap()  # as ``lodviz serve`` does, before the warm-up thread starts
 
     # A fresh query for every search: repeating one would re-touch the memories
     # the last search promoted, which DuckDB updates far more cheaply than rows

@@ -92,10 +92,10 @@ def serve(
 ) -> None:
     """Own ``store`` and serve the app and the MCP endpoint until interrupted.
 
-    ``settle_heap``: this process is the server's own (the CLI), so once the
-    store is warm its start-up state is frozen out of the garbage collector's
-    full passes (``lodviz.runtime``); a server embedded in another program leaves
-    that program's heap alone.
+    ``settle_heap``: this process is the server's own (the CLI), so its threads
+    share one heap and, once the store is warm, its start-up state is frozen out
+    of the garbage collector's full passes (``lodviz.runtime``); a server
+    embedded in another program leaves that program's heap alone.
 
     Raises ``ServeError`` / ``LodvizError`` (store locked, port in use, ...)
     before anything is served; prints the address once it is. ``on_started``
@@ -133,6 +133,9 @@ def serve(
     if idle_timeout is not None and idle_timeout <= 0:
         raise ServeError("--idle-timeout must be a positive number of seconds.")
     sock = _bind(host, port)
+    if settle_heap:
+        # Before any thread of ours: the warm-up's freed memory is then the workers' too (lodviz.runtime).
+        runtime.share_heap()
     try:
         real_port = sock.getsockname()[1]
         url = _url(host, real_port)
