@@ -95,9 +95,14 @@ def first_search_once(path: str, n: int, seed: int, matrix_kind: str, draw: int)
     mem = lodviz.open(path, embedder=synth.StubEmbedder(dict(zip(texts, queries))), warm=True, matrix=matrix_kind)
     try:
         mem.wait_warm()
+        spans = Spans()
+        for method in ("nearest", "texts", "term_counts", "record"):
+            spans.wrap(mem._store, method)
         t_first, _ = timed(lambda: mem.search(texts[0], touch=False))
+        first_parts = spans.take()
         time.sleep(IDLE_SECONDS)
         t_second, _ = timed(lambda: mem.search(texts[1], touch=False))
+        second_parts = spans.take()
         time.sleep(IDLE_SECONDS)
         k = mem.profile(None).k
         if matrix_kind == "float32":
@@ -107,7 +112,9 @@ def first_search_once(path: str, n: int, seed: int, matrix_kind: str, draw: int)
             t_base, _ = timed(lambda: mem._store.nearest(queries[2], k))
     finally:
         mem.close()
-    return {"first_ms": t_first * 1000, "after_idle_ms": t_second * 1000, "baseline_after_idle_ms": t_base * 1000}
+    return {"first_ms": t_first * 1000, "after_idle_ms": t_second * 1000, "baseline_after_idle_ms": t_base * 1000,
+            "first_parts_ms": {k: v * 1000 for k, v in first_parts.items()},
+            "after_idle_parts_ms": {k: v * 1000 for k, v in second_parts.items()}}
 
 
 def first_opens_summary(draws: list[dict[str, Any]]) -> dict[str, Any]:
