@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lodviz import access, history, limits, scoring, selection, tuning
+from lodviz import access, history, limits, runtime, scoring, selection, tuning
 from lodviz import budget as budgeting
 from lodviz import lexical as lex
 from lodviz.access import Identity, TokenRecord
@@ -280,11 +280,18 @@ class Memory:
         self._warming.start()
 
     def wait_warm(self, timeout: float | None = None) -> bool:
-        """Wait for a background ``warm``; True when none is running any more."""
+        """Wait for a background ``warm``; True when none is running any more.
+
+        That includes the warm-up thread's own exit, which the OS finishes
+        after Python's ``join`` returns: a search started during it runs
+        slower (``lodviz.runtime.wait_exited``).
+        """
         thread = self._warming
         if thread is not None:
             thread.join(timeout)
-            return not thread.is_alive()
+            if thread.is_alive():
+                return False
+            runtime.wait_exited(thread)
         return True
 
     def _warm_quietly(self) -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -84,3 +86,51 @@ def test_share_heap_says_whether_it_applied():
         capture_output=True, text=True, check=True, cwd=REPO, timeout=60,
     )
     assert done.stdout.strip() == str(sys.platform.startswith("linux"))
+
+
+linux_only = pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="threads seen in /proc/self/task")
+
+
+@linux_only
+def test_wait_exited_waits_while_the_thread_is_still_in_the_process():
+    import threading
+
+    release = threading.Event()
+    thread = threading.Thread(target=release.wait)
+    thread.start()
+    try:
+        assert not runtime.wait_exited(thread, timeout=0.05)
+    finally:
+        release.set()
+        thread.join()
+    assert runtime.wait_exited(thread, timeout=5)
+    assert not Path(f"/proc/self/task/{thread.native_id}").exists()
+
+
+def _slow_exit(microseconds: int) -> Callable[[], None]:
+    """A hook that makes the calling thread's OS exit sleep ``microseconds`` after Python's ``join`` returned:
+    a pthread key whose destructor is libc's ``usleep``, called with the key's value."""
+    libc = ctypes.CDLL(None)
+    key = ctypes.c_uint()
+    assert libc.pthread_key_create(ctypes.byref(key), ctypes.cast(libc.usleep, ctypes.c_void_p)) == 0
+    libc.pthread_setspecific.argtypes = [ctypes.c_uint, ctypes.c_void_p]
+    return lambda: libc.pthread_setspecific(key, microseconds)
+
+
+@linux_only
+def test_wait_warm_returns_once_the_warm_up_thread_has_left_the_process(store_path, embedder, monkeypatch):
+    with lodviz.open(store_path, embedder=embedder) as mem:
+        mem.add_many([{"text": f"note {i} about lot {i}.", "agent_id": "ops"} for i in range(20)])
+    slow_exit = _slow_exit(100_000)
+    warm_now = lodviz.Memory._warm_now
+
+    def warm_then_exit_slowly(self: lodviz.Memory) -> None:
+        warm_now(self)
+        slow_exit()  # this thread's exit now takes 0.1 s after its Python part ends
+
+    monkeypatch.setattr(lodviz.Memory, "_warm_now", warm_then_exit_slowly)
+    with lodviz.open(store_path, embedder=embedder, warm=True) as mem:
+        thread = mem._warming
+        assert thread is not None
+        assert mem.wait_warm(timeout=60)
+        assert not Path(f"/proc/self/task/{thread.native_id}").exists()
