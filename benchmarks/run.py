@@ -76,7 +76,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--matrix-sizes", default="", help="sizes at which to measure the int8 matrix alone, without a store (e.g. 10000000)")
     parser.add_argument("--matrix-queries", type=int, default=8, help="queries for --matrix-sizes (default 8)")
     parser.add_argument("--first-opens", type=int, default=None,
-                        help="fresh processes per store that each time one first search after opening (default 5 below 10M memories, 0 at 10M and above)")
+                        help="fresh processes per store that each time one first search after opening (default 8 below 10M memories, 3 at 10M and above, 0 with --quick)")
     parser.add_argument("--results-dir", default=str(RESULTS), help="where to write <name>.json (default benchmarks/results)")
     args = parser.parse_args(argv)
     if args.sizes is None:
@@ -132,8 +132,11 @@ def _first_opens(opens: dict[str, Any] | None) -> str:
 def first_opens_for(n: int, args: argparse.Namespace) -> int:
     if args.first_opens is not None:
         return args.first_opens
-    # Each open loads the whole store again: 2-3 s at 100k, ~20 s at 1M, ~150 s at 10M.
-    return 0 if n >= 10_000_000 or args.quick else 5
+    # Each open loads the whole store again: 2-3 s at 100k, ~20 s at 1M, ~140 s at 10M. Below 10M
+    # a first search varies 0.7x-1.3x the next between processes: 8 opens make a median worth reading.
+    if args.quick:
+        return 0
+    return 3 if n >= 10_000_000 else 8
 
 
 def large_kind(n: int, args: argparse.Namespace) -> str | None:
