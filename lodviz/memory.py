@@ -17,6 +17,7 @@ import functools
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
@@ -284,14 +285,18 @@ class Memory:
 
         That includes the warm-up thread's own exit, which the OS finishes
         after Python's ``join`` returns: a search started during it runs
-        slower (``lodviz.runtime.wait_exited``).
+        slower (``lodviz.runtime.wait_exited``). ``timeout`` bounds both.
         """
         thread = self._warming
         if thread is not None:
+            deadline = None if timeout is None else time.monotonic() + timeout
             thread.join(timeout)
             if thread.is_alive():
                 return False
-            runtime.wait_exited(thread)
+            left = runtime.EXIT_TIMEOUT
+            if deadline is not None:
+                left = min(left, max(0.0, deadline - time.monotonic()))
+            runtime.wait_exited(thread, left)
         return True
 
     def _warm_quietly(self) -> None:

@@ -22,8 +22,9 @@ itself still runs its exit in the OS after that, handing its stack and
 caches back to the kernel (``madvise``, which flushes the TLB on every
 core). A search started right then shares the machine with it: on the
 benchmark machine (two cores) the first search after ``wait_warm`` ran
-1.18x the search 2 s later (median of 12 fresh opens, 1.37x in its scan)
-until ``wait_warm`` also waited for that exit (``wait_exited``): 0.98x.
+1.17x-1.24x the search 2 s later (paired medians, 58 fresh opens at 100k
+memories) until ``wait_warm`` also waited for that exit (``wait_exited``):
+0.92x in 12 opens, and 0.92x and 0.82x in 8 each in run-27 and run-28.
 """
 
 from __future__ import annotations
@@ -69,15 +70,19 @@ def share_heap() -> bool:
     return bool(mallopt(_M_ARENA_MAX, 1))
 
 
-def wait_exited(thread: threading.Thread, timeout: float = 0.25) -> bool:
+#: How long ``wait_exited`` waits by default: a thread's exit took 0.07-5.9 ms on the benchmark machine.
+EXIT_TIMEOUT = 0.25
+
+
+def wait_exited(thread: threading.Thread, timeout: float = EXIT_TIMEOUT) -> bool:
     """Wait until ``thread``, already joined, has left the process (its OS exit included).
 
     True once it has, or where that cannot be seen (no ``/proc/self/task``:
     not Linux); False if it is still there after ``timeout`` seconds.
     """
-    task = f"/proc/self/task/{thread.native_id}"
     if thread.native_id is None or not os.path.isdir("/proc/self/task"):
         return True
+    task = f"/proc/self/task/{thread.native_id}"
     deadline = time.monotonic() + timeout
     while os.path.exists(task):
         if time.monotonic() >= deadline:
@@ -86,4 +91,4 @@ def wait_exited(thread: threading.Thread, timeout: float = 0.25) -> bool:
     return True
 
 
-__all__ = ["settle_heap", "share_heap", "wait_exited"]
+__all__ = ["EXIT_TIMEOUT", "settle_heap", "share_heap", "wait_exited"]
