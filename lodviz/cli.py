@@ -2,13 +2,15 @@
 
 Every command opens the store given by ``--store`` (or ``$LODVIZ_STORE``,
 default ``./lodviz.duckdb``), calls the ``Memory`` service and prints. Errors
-the library raises on purpose become one line on stderr and exit status 1.
+the library raises on purpose, and a file or directory the system refuses
+(``OSError``), become one line on stderr and exit status 1. Text from the
+store is printed through ``lodviz.terminal``: escape sequences in a memory show
+as ``\\x1b[2J`` and do nothing to the terminal.
 """
 
 from __future__ import annotations
 
 import csv
-import json
 import logging
 import os
 import sys
@@ -30,23 +32,70 @@ from lodviz.scoring import Tier
 from lodviz.serve import DEFAULT_HOST, DEFAULT_PORT, prepare_demo, serve
 from lodviz.settings import COMPRESSORS, DEFAULT_STORE, Settings
 from lodviz.store.postgres import is_postgres_url
+from lodviz.terminal import json_text, visible
 from lodviz.times import iso
 
 TIER_COLOURS = {Tier.FULL: "green", Tier.SUMMARY: "cyan", Tier.HEADLINE: "white"}
 
 
 class _Group(click.Group):
-    """Turns lodviz's own errors into one line and exit status 1."""
+    """Turns lodviz's own errors, and the system's refusals, into one line and exit status 1."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except LodvizError as exc:
-            click.secho(f"Error: {exc}", fg="red", err=True)
-            ctx.exit(1)
+            _fail(ctx, str(exc))
+        except OSError as exc:  # a path that is not there, a directory it may not write, a full disk
+            _fail(ctx, _os_error(exc))
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
             ctx.exit(130)
+
+
+def _fail(ctx: click.Context, message: str) -> None:
+    """``Error: message`` on one line of stderr (a newline in it is written ``\\n``), exit status 1."""
+    click.secho(f"Error: {visible(message.strip(), one_line=True)}", fg="red", err=True)
+    ctx.exit(1)
+
+
+def _os_error(exc: OSError) -> str:
+    """One sentence for an ``OSError``: what the system refused, and the path it refused."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    if exc.filename is None:
+        return f"{reason}."
+    return f"cannot use {exc.filename}: {reason}."
+
+
+def _say(message: object = "", **style: Any) -> None:
+    """``click.secho`` for anything that may hold stored text: control characters are shown, not obeyed."""
+    click.secho(visible(message), **style)
+
+
+def _field(value: object) -> str:
+    """Stored text that sits inside a line of output: a newline in it would break the line, so it is written ``\\n``."""
+    return visible(value, one_line=True)
+
+
+#: The largest number a BIGINT (DuckDB, PostgreSQL) holds: a LIMIT or an id past it is refused by the database.
+MAX_BIGINT = 2**63 - 1
+MAX_PORT = 65535
+
+
+def _check_whole(value: int | None, name: str, least: int, most: int | None = None) -> None:
+    """``InvalidParameters`` for an integer option outside ``least`` .. ``most`` (``value`` None: not given)."""
+    if value is None or (least <= value and (most is None or value <= most)):
+        return
+    span = f"at least {least}" if most is None else f"from {least} to {most}"
+    raise lodviz.InvalidParameters(f"{name} must be a whole number {span}, got {value}.")
+
+
+def _check_model(model: str | None) -> None:
+    """``hash:N`` needs N of at least 2 (``HashEmbedder`` raises a bare ValueError for less)."""
+    if model and model.startswith("hash:"):
+        size = model.partition(":")[2]
+        if size.isdigit() and int(size) < 2:
+            raise lodviz.InvalidParameters(f"the test embedder needs at least 2 dimensions (hash:2 or more), got {model!r}.")
 
 
 class CliContext:
@@ -123,6 +172,7 @@ def cli(ctx: click.Context, store: str, model: str | None, compressor: str, verb
     # (click's CliRunner, a notebook) must not audit its later library calls as "cli".
     ctx.call_on_close(lambda: set_face(previous))
     session = CliContext(Settings.resolve(store=store, model=model, compressor=compressor))
+    _check_model(session.settings.model)
     ctx.obj = session
     ctx.call_on_close(session.close)
 
@@ -166,7 +216,16 @@ def _params(mem: Memory, agent: str | None, preset: str | None, **values: Any) -
 
 
 def _echo_json(data: Any) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    click.echo(json_text(data, indent=2))
+
+
+def _is_terminal() -> bool:
+    return sys.stdout.isatty()
+
+
+def _echo_text(text: str) -> None:
+    """Text an agent reads, exactly, into a pipe or file; on a terminal its control characters are shown, not obeyed."""
+    click.echo(visible(text) if _is_terminal() else text, nl=False)
 
 
 # -- writing -----------------------------------------------------------------------
@@ -195,7 +254,7 @@ def ingest(
     defaults = {k: v for k, v in {"agent_id": agent_id, "kind": kind, "visibility": visibility}.items() if v}
     parsed = read_path(path, fmt, defaults)
     for note in parsed.skipped:
-        click.echo(f"Skipped {note}.", err=True)
+        _say(f"Skipped {_field(note)}.", err=True)
     records = parsed.records
     if not records:
         raise lodviz.InvalidInput(f"{path} holds no memories.")
@@ -210,7 +269,7 @@ def ingest(
 
     with tqdm(total=len(records), unit="mem", desc="ingest", file=sys.stderr, disable=len(records) < 50) as bar:
         report = mem.add_many(records, batch_size=batch_size, progress=bar.update)
-    click.echo(f"Added {len(report.added)} memories, skipped {report.skipped} duplicates; the store holds {len(mem)}.")
+    _say(f"Added {len(report.added)} memories, skipped {report.skipped} duplicates; the store holds {len(mem)}.")
 
 
 @cli.command()
@@ -249,13 +308,13 @@ def watch(session: CliContext, path: Path, agent_id: str | None, interval: float
                 parsed = read_path(file, "auto", defaults)
                 report = mem.add_many(parsed.records) if parsed.records else None
             except lodviz.LodvizError as exc:  # one bad file does not stop the watch
-                click.echo(f"{file.relative_to(path)}: {exc}", err=True)
+                _say(f"{_field(file.relative_to(path))}: {_field(exc)}", err=True)
                 seen[file] = mark
                 continue
             seen[file] = mark
             added = len(report.added) if report else 0
             if added:
-                click.echo(f"{file.relative_to(path)}: added {added} memories; the store holds {len(mem)}.")
+                _say(f"{_field(file.relative_to(path))}: added {added} memories; the store holds {len(mem)}.")
         if once:
             return
         _time.sleep(interval)
@@ -270,11 +329,15 @@ def watch(session: CliContext, path: Path, agent_id: str | None, interval: float
 @click.option("--created-at", help="ISO 8601 time (default now).")
 @pass_session
 def add(session: CliContext, text: str, agent_id: str, kind: str, visibility: str, source: str | None, created_at: str | None) -> None:
-    """Store one memory."""
+    """Store one memory (a text already stored is not stored again: the answer names its memory)."""
     mem = session.open()
-    memory_id = mem.add(text, agent_id=agent_id, kind=kind, visibility=visibility, source=source, created_at=created_at)
-    record = mem.get(memory_id)
-    click.echo(f"Stored memory {memory_id}: {record.headline}")
+    record, duplicate = mem.write(
+        text, actor=mem.actor, agent_id=agent_id, kind=kind, visibility=visibility, source=source, created_at=created_at
+    )
+    if duplicate:
+        _say(f"Already stored as memory {record.id}; nothing new was stored: {_field(record.headline)}")
+    else:
+        _say(f"Stored memory {record.id}: {_field(record.headline)}")
 
 
 # -- reading -------------------------------------------------------------------------
@@ -284,19 +347,19 @@ def _print_result(result: Result, headlines: int, show_scores: bool = True) -> N
     counts = result.counts
     title = f"{result.mode}" + (f" {result.query!r}" if result.query else "")
     click.echo(
-        click.style(title, bold=True)
-        + f"  agent={result.agent_id or 'all'}  now={iso(result.now)}"
+        click.style(_field(title), bold=True)
+        + f"  agent={_field(result.agent_id or 'all')}  now={iso(result.now)}"
         + f"  alpha={result.params.alpha} lambda={result.params.lam} "
         + f"θ=({result.params.theta1}, {result.params.theta2}, {result.params.theta3}) k={result.params.k}"
     )
     if result.exclude:
-        click.echo(f"excluding: {', '.join(result.exclude)}")
+        _say(f"excluding: {_field(', '.join(result.exclude))}")
     tokens = (
         f"{result.tokens:,} tokens ({result.tokenizer}) of a {result.budget_tokens:,} budget"
         if result.counted_tokens is not None and result.budget_tokens
         else f"~{result.tokens:,} tokens"
     )
-    click.echo(
+    _say(
         f"{counts['FULL']} full · {counts['SUMMARY']} summaries · {counts['HEADLINE']} headlines"
         f"  ({tokens}; {result.candidates} candidates)"
     )
@@ -304,8 +367,8 @@ def _print_result(result: Result, headlines: int, show_scores: bool = True) -> N
         items = result.by_tier(tier)
         if not items:
             continue
-        click.echo()
-        click.secho(f"── {tier.name} ({len(items)}) " + "─" * 40, fg=TIER_COLOURS[tier], bold=True)
+        _say()
+        _say(f"── {tier.name} ({len(items)}) " + "─" * 40, fg=TIER_COLOURS[tier], bold=True)
         shown = items if tier != Tier.HEADLINE else items[:headlines]
         for item in shown:
             scores = (
@@ -314,16 +377,16 @@ def _print_result(result: Result, headlines: int, show_scores: bool = True) -> N
                 if show_scores
                 else ""
             )
-            meta = f"[{item.id}] {item.agent_id} · {item.kind} · {item.created_at.date()}{scores}"
+            meta = _field(f"[{item.id}] {item.agent_id} · {item.kind} · {item.created_at.date()}{scores}")
             if item.floor > Tier.OUT:
                 meta += f" · floor {item.floor.name}"
             if tier == Tier.HEADLINE:
-                click.echo(f"  {click.style(meta, dim=True)}  {item.content}")
+                click.echo(f"  {click.style(meta, dim=True)}  {_field(item.content)}")
             else:
                 click.echo(click.style(meta, dim=True))
-                click.echo(_indent(item.content))
+                _say(_indent(visible(item.content)))
         if len(shown) < len(items):
-            click.secho(f"  … {len(items) - len(shown)} more headlines (--headlines N to show more)", dim=True)
+            _say(f"  … {len(items) - len(shown)} more headlines (--headlines N to show more)", dim=True)
 
 
 def _indent(text: str) -> str:
@@ -352,7 +415,7 @@ def search(session: CliContext, query: str, agent_id: str | None, preset: str | 
     if as_json:
         _echo_json(result.to_dict())
     elif as_text:
-        click.echo(result.render(), nl=False)
+        _echo_text(result.render())
     else:
         _print_result(result, headlines)
 
@@ -368,16 +431,16 @@ def expand(session: CliContext, memory_id: str, agent_id: str | None, as_json: b
     if as_json:
         _echo_json(record.to_dict())
         return
-    click.secho(f"[{record.id}] {record.headline}", bold=True)
-    click.echo(
-        f"agent {record.agent_id} ({record.visibility}) · {record.kind} · source {record.source or '-'} · "
+    _say(f"[{record.id}] {_field(record.headline)}", bold=True)
+    _say(
+        f"agent {_field(record.agent_id)} ({record.visibility}) · {_field(record.kind)} · source {_field(record.source or '-')} · "
         f"created {iso(record.created_at)} · retrieved {record.retrieval_count}× "
         f"(last {iso(record.last_retrieved_at) or 'never'}) · floor {Tier(record.floor).name}"
     )
-    click.secho("\nSummary", bold=True)
-    click.echo(record.summary)
-    click.secho("\nFull text", bold=True)
-    click.echo(record.text)
+    _say("\nSummary", bold=True)
+    _say(record.summary)
+    _say("\nFull text", bold=True)
+    _say(record.text)
 
 
 def _floor_command(action: str) -> Callable[..., None]:
@@ -389,7 +452,7 @@ def _floor_command(action: str) -> Callable[..., None]:
     def command(session: CliContext, memory_id: str, reason: str | None, agent_id: str | None, to: str | None) -> None:
         mem = session.open(must_exist=True)
         change = mem.move_floor(memory_id, +1 if action == "promote" else -1, reason=reason, agent_id=agent_id, to=to)
-        click.echo(f"Memory {change.memory_id} now has tier floor {change.after.name} (was {change.before.name}): {change.headline}")
+        _say(f"Memory {change.memory_id} now has tier floor {change.after.name} (was {change.before.name}): {_field(change.headline)}")
 
     command.__doc__ = {
         "promote": "Raise a memory's tier floor to one tier above where it comes back now (FULL at most).",
@@ -415,9 +478,9 @@ def explain(session: CliContext, memory_id: str, query: str | None, agent_id: st
     params = _params(mem, agent_id, preset, **values)
     placement = mem.explain(memory_id, query, agent_id=agent_id, params=params, now=now)
     record = mem.get(memory_id)
-    click.secho(f"[{record.id}] {record.headline}", bold=True)
-    click.echo(f"S = {placement.similarity:.4f}   D = {placement.decay:.4f}   L = {placement.score:.4f}")
-    click.echo(placement.reason)
+    _say(f"[{record.id}] {_field(record.headline)}", bold=True)
+    _say(f"S = {placement.similarity:.4f}   D = {placement.decay:.4f}   L = {placement.score:.4f}")
+    _say(placement.reason)
 
 
 @cli.command()
@@ -433,16 +496,16 @@ def conflicts(session: CliContext, everything: bool, memory_id: str | None, as_j
         _echo_json([c.to_dict() for c in found])
         return
     if not found:
-        click.echo("No conflicts" + ("." if everything else " are open."))
+        _say("No conflicts" + ("." if everything else " are open."))
         return
     for c in found:
         newer, older = mem.get(c.memory_id), mem.get(c.other_id)
-        click.secho(f"#{c.memory_id} vs #{c.other_id}: {c.reason}  [{c.status}]", bold=True)
-        click.echo(f"  newer #{newer.id} ({newer.created_at.date()}): {newer.headline}")
-        click.echo(f"  older #{older.id} ({older.created_at.date()}): {older.headline}")
+        _say(f"#{c.memory_id} vs #{c.other_id}: {_field(c.reason)}  [{c.status}]", bold=True)
+        _say(f"  newer #{newer.id} ({newer.created_at.date()}): {_field(newer.headline)}")
+        _say(f"  older #{older.id} ({older.created_at.date()}): {_field(older.headline)}")
         if c.status != "open":
             detail = f"superseded: #{c.superseded_id}" if c.superseded_id else "both stand"
-            click.echo(f"  {detail}; by {c.resolved_by}" + (f": {c.note}" if c.note else ""))
+            _say(f"  {detail}; by {_field(c.resolved_by)}" + (f": {_field(c.note)}" if c.note else ""))
 
 
 @cli.command()
@@ -455,7 +518,7 @@ def resolve(session: CliContext, memory_id: str, other_id: str, superseded: str 
     """Decide a conflict: both memories stand, or one is superseded by the other (audited)."""
     resolved = session.open(must_exist=True).resolve_conflict(memory_id, other_id, superseded=superseded, reason=reason)
     what = f"#{resolved.superseded_id} is superseded" if resolved.superseded_id else "both stand"
-    click.echo(f"Conflict #{resolved.memory_id} vs #{resolved.other_id}: {what}.")
+    _say(f"Conflict #{resolved.memory_id} vs #{resolved.other_id}: {what}.")
 
 
 @cli.command()
@@ -468,9 +531,9 @@ def forget(session: CliContext, memory_id: str, reason: str, yes: bool) -> None:
     mem = session.open(must_exist=True)
     record = mem.get(memory_id)
     if not yes:
-        click.confirm(f"Forget #{record.id} ({record.headline})? This cannot be undone", abort=True)
+        click.confirm(f"Forget #{record.id} ({_field(record.headline)})? This cannot be undone", abort=True)
     mem.forget(record.id, reason=reason)
-    click.echo(f"Forgot memory {record.id}.")
+    _say(f"Forgot memory {record.id}.")
 
 
 @cli.command()
@@ -507,6 +570,7 @@ def unseen(session: CliContext, agent_id: str | None, limit: int, as_json: bool)
 @pass_session
 def sample(session: CliContext, n: int, agent_id: str | None, seed: int | None, as_json: bool) -> None:
     """Resurface memories at random, weighted towards the most faded."""
+    _check_whole(seed, "--seed", 0)
     result = session.open(must_exist=True).sample(n, agent_id=agent_id, seed=seed)
     _echo_json(result.to_dict()) if as_json else _print_result(result, n, show_scores=False)
 
@@ -526,30 +590,30 @@ def stats(session: CliContext, queries: tuple[str, ...], as_json: bool) -> None:
     if as_json:
         _echo_json(data)
         return
-    click.secho(f"{data['store']}: {data['memories']} memories, {data['agents_count']} agents", bold=True)
+    _say(f"{data['store']}: {data['memories']} memories, {data['agents_count']} agents", bold=True)
     if data["memories"] == 0:
         return
-    click.echo(f"created {data['span']['first']} … {data['span']['last']} ({data['span']['days']} days); now = {data['now']}")
-    click.echo(f"embedding model {data['embedding_model']} ({data['embedding_dim']} dims, embeds the {data['embed_field']})")
-    click.secho("\nMemories per agent and kind", bold=True)
+    _say(f"created {data['span']['first']} … {data['span']['last']} ({data['span']['days']} days); now = {data['now']}")
+    _say(f"embedding model {data['embedding_model']} ({data['embedding_dim']} dims, embeds the {data['embed_field']})")
+    _say("\nMemories per agent and kind", bold=True)
     kinds = data["kinds"]
-    header = f"{'agent':<22}" + "".join(f"{k:>12}" for k in kinds) + f"{'shared':>9}{'total':>8}"
-    click.echo(header)
+    header = f"{'agent':<22}" + "".join(f"{_field(k):>12}" for k in kinds) + f"{'shared':>9}{'total':>8}"
+    _say(header)
     for agent, row in data["per_agent"].items():
-        click.echo(f"{agent:<22}" + "".join(f"{row['kinds'].get(k, 0):>12}" for k in kinds) + f"{row['shared']:>9}{row['total']:>8}")
-    click.secho("\nUsage", bold=True)
+        _say(f"{_field(agent):<22}" + "".join(f"{row['kinds'].get(k, 0):>12}" for k in kinds) + f"{row['shared']:>9}{row['total']:>8}")
+    _say("\nUsage", bold=True)
     usage = data["usage"]
-    click.echo(
+    _say(
         f"never retrieved {usage['never']} · retrieved {usage['retrieved']} (median {usage['median_count']}×, max {usage['max_count']}×)"
         f" · floors: {', '.join(f'{k} {v}' for k, v in usage['floors'].items()) or 'none'}"
     )
     for block in data["queries"]:
-        click.secho(f"\nTier shapes for {block['query']!r}", bold=True)
-        click.echo(f"{'profile':<22}{'alpha':>7}{'lambda':>8}{'FULL':>7}{'SUMMARY':>9}{'HEADLINE':>10}{'OUT':>7}{'tokens':>9}")
+        _say(f"\nTier shapes for {_field(repr(block['query']))}", bold=True)
+        _say(f"{'profile':<22}{'alpha':>7}{'lambda':>8}{'FULL':>7}{'SUMMARY':>9}{'HEADLINE':>10}{'OUT':>7}{'tokens':>9}")
         for row in block["profiles"]:
             c = row["counts"]
-            click.echo(
-                f"{row['profile']:<22}{row['alpha']:>7.2f}{row['lambda']:>8.3f}{c['FULL']:>7}{c['SUMMARY']:>9}{c['HEADLINE']:>10}{c['OUT']:>7}{row['tokens']:>9}"
+            _say(
+                f"{_field(row['profile']):<22}{row['alpha']:>7.2f}{row['lambda']:>8.3f}{c['FULL']:>7}{c['SUMMARY']:>9}{c['HEADLINE']:>10}{c['OUT']:>7}{row['tokens']:>9}"
             )
 
 
@@ -571,12 +635,12 @@ def agents_show(session: CliContext, as_json: bool) -> None:
     if as_json:
         _echo_json(rows)
         return
-    click.echo(f"{'agent':<22}{'memories':>9}{'alpha':>7}{'lambda':>8}{'theta1':>8}{'theta2':>8}{'theta3':>8}{'k':>7}")
+    _say(f"{'agent':<22}{'memories':>9}{'alpha':>7}{'lambda':>8}{'theta1':>8}{'theta2':>8}{'theta3':>8}{'k':>7}")
     for row in rows:
         p = row["profile"]
         tag = "" if row["stored"] else "  (defaults)"
-        click.echo(f"{row['agent_id']:<22}{row['memories']:>9}{p['alpha']:>7.2f}{p['lam']:>8.3f}{p['theta1']:>8.2f}{p['theta2']:>8.2f}{p['theta3']:>8.2f}{p['k']:>7}{tag}")
-    click.echo("\npresets: " + "; ".join(f"{n} (alpha {p.alpha}, lambda {p.lam})" for n, p in PRESETS.items()))
+        _say(f"{_field(row['agent_id']):<22}{row['memories']:>9}{p['alpha']:>7.2f}{p['lam']:>8.3f}{p['theta1']:>8.2f}{p['theta2']:>8.2f}{p['theta3']:>8.2f}{p['k']:>7}{tag}")
+    _say("\npresets: " + "; ".join(f"{n} (alpha {p.alpha}, lambda {p.lam})" for n, p in PRESETS.items()))
 
 
 @agents.command("set")
@@ -589,7 +653,7 @@ def agents_set(session: CliContext, agent_id: str, preset: str | None, reason: s
     if not preset and all(v is None for v in values.values()):
         raise click.UsageError("give --preset or at least one of --alpha/--lambda/--theta1/--theta2/--theta3/--k.")
     params = session.open().set_profile(agent_id, preset, reason=reason, **values)
-    click.echo(f"Profile of {agent_id}: " + ", ".join(f"{k}={v}" for k, v in params.to_dict().items()))
+    _say(f"Profile of {_field(agent_id)}: " + ", ".join(f"{k}={v}" for k, v in params.to_dict().items()))
 
 
 @cli.group()
@@ -611,8 +675,8 @@ def token() -> None:
 def token_create(session: CliContext, name: str, role: str, agent_id: str | None) -> None:
     """Create a token for identity NAME; it is printed once and never kept (only its hash is)."""
     record, secret = session.open().create_token(name, role, agent_id=agent_id)
-    who = f"{record.name} ({record.role}" + (f" for agent {record.agent_id})" if record.agent_id else ")")
-    click.echo(f"Token {record.id} for {who}. It is shown only now; keep it secret:", err=True)
+    who = f"{_field(record.name)} ({record.role}" + (f" for agent {_field(record.agent_id)})" if record.agent_id else ")")
+    _say(f"Token {record.id} for {who}. It is shown only now; keep it secret:", err=True)
     click.echo(secret)
 
 
@@ -625,10 +689,10 @@ def token_list(session: CliContext, as_json: bool) -> None:
     if as_json:
         _echo_json([r.to_dict() for r in records])
         return
-    click.echo(f"{'id':<10}{'name':<24}{'role':<9}{'agent':<18}{'created (UTC)':<18}revoked")
+    _say(f"{'id':<10}{'name':<24}{'role':<9}{'agent':<18}{'created (UTC)':<18}revoked")
     for r in records:
         revoked = r.revoked_at.strftime("%Y-%m-%d %H:%M") if r.revoked_at else "-"
-        click.echo(f"{r.id:<10}{r.name[:23]:<24}{r.role:<9}{(r.agent_id or '-')[:17]:<18}{r.created_at:%Y-%m-%d %H:%M}  {revoked}")
+        _say(f"{r.id:<10}{_field(r.name[:23]):<24}{r.role:<9}{_field((r.agent_id or '-')[:17]):<18}{r.created_at:%Y-%m-%d %H:%M}  {revoked}")
 
 
 @token.command("revoke")
@@ -637,7 +701,7 @@ def token_list(session: CliContext, as_json: bool) -> None:
 def token_revoke(session: CliContext, token_id: str) -> None:
     """Revoke a token: its identity is refused from the next request on (audited)."""
     record = session.open(must_exist=True).revoke_token(token_id)
-    click.echo(f"Revoked token {record.id} of {record.name} ({record.role}).")
+    _say(f"Revoked token {record.id} of {_field(record.name)} ({record.role}).")
 
 
 @cli.group(invoke_without_command=True)
@@ -659,9 +723,9 @@ def golden_list(session: CliContext, agent_id: str | None, as_json: bool) -> Non
         _echo_json([g.to_dict() for g in entries])
         return
     if not entries:
-        click.echo("No golden queries; add some with `lodviz golden import FILE`.")
+        _say("No golden queries; add some with `lodviz golden import FILE`.")
     for g in entries:
-        click.echo(f"[{g.id}] {g.agent_id or '(auditor)'}: {g.query}  needs {', '.join(f'#{i}' for i in g.needs)}")
+        _say(f"[{g.id}] {_field(g.agent_id or '(auditor)')}: {_field(g.query)}  needs {', '.join(f'#{i}' for i in g.needs)}")
 
 
 @golden.command("import")
@@ -670,7 +734,7 @@ def golden_list(session: CliContext, agent_id: str | None, as_json: bool) -> Non
 def golden_import(session: CliContext, path: Path) -> None:
     """Import golden queries from a JSON Lines file (all or nothing; see lodviz.tuning)."""
     ids = session.open(must_exist=True).import_golden(path)
-    click.echo(f"Imported {len(ids)} golden queries.")
+    _say(f"Imported {len(ids)} golden queries.")
 
 
 @cli.command()
@@ -688,25 +752,25 @@ def tune(session: CliContext, agent_id: str | None, budget_tokens: int, save: bo
         _echo_json({"agent_id": agent_id, "budget": budget_tokens, "queries": result.queries, "current": result.current, "suggested": best, "grid": result.rows})
     else:
         frame = result.frame()
-        click.secho(f"{result.queries} golden queries of {agent_id or 'all agents'}, {budget_tokens:,}-token budget", bold=True)
-        click.echo("readable recall (FULL or SUMMARY) by alpha (rows) and lambda (columns):")
+        _say(f"{result.queries} golden queries of {_field(agent_id or 'all agents')}, {budget_tokens:,}-token budget", bold=True)
+        _say("readable recall (FULL or SUMMARY) by alpha (rows) and lambda (columns):")
         table = frame.pivot(index="alpha", columns="lam", values="recall_readable")
-        click.echo("  alpha  " + "".join(f"{lam:>8g}" for lam in table.columns))
+        _say("  alpha  " + "".join(f"{lam:>8g}" for lam in table.columns))
         for alpha, row in table.iterrows():
-            click.echo(f"  {alpha:5.2f}  " + "".join(f"{v:8.2f}" for v in row.tolist()))
+            _say(f"  {alpha:5.2f}  " + "".join(f"{v:8.2f}" for v in row.tolist()))
         current = result.current or {}
-        click.echo(
+        _say(
             f"current  alpha {result.base.alpha} lambda {result.base.lam}: readable {current.get('recall_readable', 0):.2f}, "
             f"any tier {current.get('recall_any', 0):.2f}"
         )
-        click.echo(
+        _say(
             f"suggested alpha {best['alpha']} lambda {best['lam']}: readable {best['recall_readable']:.2f}, any tier {best['recall_any']:.2f}"
         )
     if save:
         if not agent_id:
             raise click.UsageError("--save needs --agent: profiles belong to agents.")
         params = mem.set_profile(agent_id, result.suggested_params(), reason=f"lodviz tune on {result.queries} golden queries")
-        click.echo(f"Saved: profile of {agent_id} is now alpha {params.alpha}, lambda {params.lam}.", err=as_json)
+        _say(f"Saved: profile of {_field(agent_id)} is now alpha {params.alpha}, lambda {params.lam}.", err=as_json)
 
 
 @cli.command()
@@ -715,24 +779,42 @@ def tune(session: CliContext, agent_id: str | None, budget_tokens: int, save: bo
 @click.option("--agent", "agent_id", help="Only what this agent may see.")
 @pass_session
 def export(session: CliContext, output: Path | None, fmt: str, agent_id: str | None) -> None:
-    """Write every memory (texts, usage history, floor) as JSONL or CSV; `ingest` reads it back."""
+    """Write every memory (texts, usage history, floor) as JSONL or CSV; `ingest` reads it back.
+
+    A file is written whole or not at all: into a temporary file beside it,
+    renamed over OUTPUT once complete. JSON escapes every control character
+    (values unchanged); CSV printed to a terminal shows them, not obeys them.
+    """
     rows = [record.to_dict() for record in session.open(must_exist=True).export_records(agent_id)]
-    handle = open(output, "w", encoding="utf-8", newline="") if output else sys.stdout
+    if output is None:
+        _write_export(sys.stdout, rows, fmt, terminal=_is_terminal())
+        return
+    # A device, a pipe (/dev/stdout, a FIFO) or a link is written as it is; a file through a temporary one.
+    direct = output.is_symlink() or (output.exists() and not output.is_file())
+    target = output if direct else output.with_name(f".{output.name}.{os.getpid()}.tmp")
     try:
-        if fmt == "jsonl":
-            for row in rows:
-                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-        else:
-            fields = list(rows[0]) if rows else ["text"]
-            writer = csv.DictWriter(handle, fieldnames=fields)
-            writer.writeheader()
-            for row in rows:
-                writer.writerow({**row, "metadata": json.dumps(row["metadata"], ensure_ascii=False)})
-    finally:
-        if output:
-            handle.close()
-    if output:
-        click.echo(f"Wrote {len(rows)} memories to {output}.", err=True)
+        with open(target, "w", encoding="utf-8", newline="") as handle:
+            _write_export(handle, rows, fmt, terminal=False)
+        if not direct:
+            os.replace(target, output)
+    except OSError as exc:
+        if not direct:
+            target.unlink(missing_ok=True)
+        raise lodviz.InvalidInput(f"cannot write {output}: {exc.strerror or exc}.") from None
+    _say(f"Wrote {len(rows)} memories to {output}.", err=True)
+
+
+def _write_export(handle: Any, rows: list[dict[str, Any]], fmt: str, *, terminal: bool) -> None:
+    if fmt == "jsonl":
+        for row in rows:
+            handle.write(json_text(row) + "\n")
+        return
+    fields = list(rows[0]) if rows else ["text"]
+    writer = csv.DictWriter(handle, fieldnames=fields)
+    writer.writeheader()
+    for row in rows:
+        cells = {**row, "metadata": json_text(row["metadata"])}
+        writer.writerow({k: visible(v) if isinstance(v, str) else v for k, v in cells.items()} if terminal else cells)
 
 
 @cli.group(invoke_without_command=True)
@@ -747,6 +829,7 @@ def audit(ctx: click.Context, agent_id: str | None, actions: tuple[str, ...], li
         return
     session = ctx.find_object(CliContext)
     assert session is not None
+    _check_whole(limit, "--limit", 1, MAX_BIGINT)
     events = session.open(must_exist=True).audit(agent_id=agent_id, actions=list(actions) or None, limit=limit)
     if as_json:
         _echo_json([e.to_dict() for e in events])
@@ -763,7 +846,7 @@ def audit(ctx: click.Context, agent_id: str | None, actions: tuple[str, ...], li
             extra = f" {e.details.get('count', 0)} memories"
         elif e.action in ("resolve", "forget", "golden", "tune"):
             extra = " " + summarise(e)
-        click.echo(f"#{e.id:<6} {iso(e.at)}  {e.action:<8} {e.actor:<20} {what}{extra}")
+        _say(f"#{e.id:<6} {iso(e.at)}  {_field(e.action):<8} {_field(e.actor):<20} {_field(what)}{_field(extra)}")
 
 
 @audit.command("replay")
@@ -786,25 +869,25 @@ def audit_replay(session: CliContext, event_id: int, as_json: bool, as_text: boo
             "text": replay.result.render() if replay.result is not None else None,
         })
     elif as_text and replay.result is not None:
-        click.echo(replay.result.render(), nl=False)
+        _echo_text(replay.result.render())
     else:
         who = e.actor + (f" for {e.agent_id}" if e.agent_id and e.agent_id != e.actor else "")
-        click.echo(f"Search #{e.id} by {who} at {iso(e.at)}: {e.query or e.action!r}; "
-                   f"the store then held {len(replay.landscape.state):,} memories this agent could see.")
+        _say(f"Search #{e.id} by {_field(who)} at {iso(e.at)}: {_field(repr(e.query or e.action))}; "
+             f"the store then held {len(replay.landscape.state):,} memories this agent could see.")
         counts = {t.name: 0 for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
         for tier in replay.replayed.values():
             counts[tier.name] += 1
-        click.echo(f"Rebuilt: {counts['FULL']} full, {counts['SUMMARY']} summaries, {counts['HEADLINE']} headlines.")
+        _say(f"Rebuilt: {counts['FULL']} full, {counts['SUMMARY']} summaries, {counts['HEADLINE']} headlines.")
         if replay.agrees is None:
-            click.echo("Its audit line predates recorded answers: nothing to compare with.")
+            _say("Its audit line predates recorded answers: nothing to compare with.")
         elif replay.agrees:
-            click.echo("The same memories at the same tiers as it recorded.")
+            _say("The same memories at the same tiers as it recorded.")
         else:
             frame = replay.frame()
             differ = frame[frame.recorded != frame.replayed]
-            click.echo(f"{len(differ):,} memories differ from what it recorded:")
+            _say(f"{len(differ):,} memories differ from what it recorded:")
             for row in differ.head(50).to_dict("records"):
-                click.echo(f"  #{row['memory_id']}: recorded {row['recorded'] or 'not returned'}, rebuilt {row['replayed'] or 'not returned'}")
+                _say(f"  #{row['memory_id']}: recorded {row['recorded'] or 'not returned'}, rebuilt {row['replayed'] or 'not returned'}")
     if replay.agrees is False:
         raise SystemExit(1)
 
@@ -823,13 +906,13 @@ def audit_verify(session: CliContext, as_json: bool) -> None:
     if as_json:
         _echo_json(report.to_dict())
     else:
-        click.echo(f"{report.events:,} audit events replayed against {report.memories:,} memories: {report.checks:,} checks, "
-                   f"{len(report.disagreements)} disagreements" + (f", {report.unverifiable:,} memories imported before writes "
-                   "recorded their history (not verifiable)" if report.unverifiable else "") + ".")
+        _say(f"{report.events:,} audit events replayed against {report.memories:,} memories: {report.checks:,} checks, "
+             f"{len(report.disagreements)} disagreements" + (f", {report.unverifiable:,} memories imported before writes "
+             "recorded their history (not verifiable)" if report.unverifiable else "") + ".")
         for d in report.disagreements[:50]:
-            click.echo(f"  {d}")
+            _say(f"  {_field(d)}")
         if len(report.disagreements) > 50:
-            click.echo(f"  ... and {len(report.disagreements) - 50} more")
+            _say(f"  ... and {len(report.disagreements) - 50} more")
     if not report.ok:
         raise SystemExit(1)
 
@@ -886,13 +969,13 @@ def migrate_command(source: str, target: str) -> None:
             )
     if not is_postgres_url(source) and not Path(source).exists():
         raise lodviz.StoreError(f"no store at {source}.")
-    report = copy_store(source, target, echo=lambda line: click.echo(line, err=True))
+    report = copy_store(source, target, echo=lambda line: _say(line, err=True))
     for check in report.tables:
         mark = "same" if check.same else "DIFFERENT"
-        click.echo(f"{check.table:<10} {check.source_rows:>9,} -> {check.target_rows:>9,} rows  sha256 {check.target_sha256[:16]}  {mark}")
+        _say(f"{check.table:<10} {check.source_rows:>9,} -> {check.target_rows:>9,} rows  sha256 {check.target_sha256[:16]}  {mark}")
     if not report.same:
         raise lodviz.StoreError(f"the copy in {report.target} differs from {report.source} (see the tables above).")
-    click.echo(f"Copied {report.source} to {report.target}: every table has the same rows and checksums.")
+    _say(f"Copied {report.source} to {report.target}: every table has the same rows and checksums.")
 
 
 @cli.command("serve")
@@ -915,6 +998,7 @@ def serve_command(
     local client as any agent (the page says so); with --auth every request
     needs a token (`lodviz token create`), and agents act as their token's agent.
     """
+    _check_whole(port, "--port", 0, MAX_PORT)
     settings = _serve_settings(ctx, store)
     serve(
         settings.store, host=host, port=port, open_browser=not no_open, model=settings.model, compressor=settings.compressor,
@@ -940,11 +1024,12 @@ def demo_command(ctx: click.Context, host: str, port: int, reset: bool, no_open:
     from lodviz.serve import registry
     from lodviz.serve.process import launch_browser
 
+    _check_whole(port, "--port", 0, MAX_PORT)
     settings = _serve_settings(ctx, None)
     target = prepare_demo(reset, settings.home)
     running = registry.live_entry(target)
     if running is not None:
-        click.echo(f"lodviz is already serving {target} at {running.url} (MCP at {running.mcp_url})")
+        _say(f"lodviz is already serving {target} at {running.url} (MCP at {running.mcp_url})")
         if not no_open:
             launch_browser(running.url)
         return
@@ -972,6 +1057,7 @@ def mcp_command(ctx: click.Context, store: str | None, agent: str | None, http: 
     landscape at /) like `lodviz serve --no-open`; with --agent, every call
     acts for that agent.
     """
+    _check_whole(port, "--port", 0, MAX_PORT)
     settings = _serve_settings(ctx, store)
     if http:
         serve(
