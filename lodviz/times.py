@@ -6,6 +6,14 @@ from datetime import UTC, datetime
 
 import numpy as np
 
+#: The first and last moments lodviz accepts as a time (a memory's creation or last retrieval,
+#: "now", "as of"). A Python datetime holds years 1 to 9999; a day's margin at each end keeps every
+#: time zone shift, and a day's step from a stored time, inside that range, so a time once accepted
+#: never overflows when it is converted, stored (DuckDB ``TIMESTAMP``, PostgreSQL ``timestamptz``)
+#: or read back.
+EARLIEST = datetime(1, 1, 2, tzinfo=UTC)
+LATEST = datetime(9999, 12, 30, 23, 59, 59, 999_999, tzinfo=UTC)
+
 
 def utc(value: datetime) -> datetime:
     """``value`` as an aware UTC datetime; naive values are taken to be UTC."""
@@ -104,4 +112,4 @@ class RowDatetimes:
         return self._table
 
 
-__all__ = ["utc", "iso", "to_seconds", "from_seconds", "datetimes", "RowDatetimes"]
+__all__ = ["EARLIEST", "LATEST", "utc", "iso", "to_seconds", "from_seconds", "datetimes", "RowDatetimes"]

@@ -1,7 +1,9 @@
 """Readers that turn files into validated ``MemoryInput`` records.
 
-Every reader validates the whole file before anything is written, so a bad
-line stops the import with its location and leaves the store untouched.
+Every reader parses and validates the whole file before anything is written
+(every field, to ranges every store holds), so a bad line stops the import
+with its location in one sentence and leaves the store untouched. A UTF-8
+byte order mark at the start of a file is ignored.
 
 - JSONL: one object per line with the fields of ``records.MemoryInput``.
 - CSV: a header row; a ``text`` column is required, other columns by the same
@@ -18,17 +20,17 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Iterator, Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from lodviz import limits
 from lodviz.errors import ImportFormatError, InvalidInput
-from lodviz.ingest.inputs import MemoryInput, parse_record
+from lodviz.ingest.inputs import TOO_DEEP, MemoryInput, json_value, parse_record
 from lodviz.ingest.transcripts import Parsed
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt"}
+BOM = b"\xef\xbb\xbf"
 
 
 def _reraise(exc: InvalidInput) -> ImportFormatError:
@@ -40,16 +42,17 @@ def read_jsonl(path: Path, defaults: Mapping[str, Any] | None = None) -> list[Me
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
             where = f"{path.name} line {number}"
+            if number == 1:
+                raw = raw.removeprefix(BOM)
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError:
                 raise ImportFormatError(f"{where}: not valid UTF-8.") from None
             if not line.strip():
                 continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ImportFormatError(f"{where}: not valid JSON ({exc.msg}).") from None
+            data, problem = json_value(line)
+            if problem:
+                raise ImportFormatError(f"{where}: {problem}.")
             try:
                 records.append(parse_record(data, where, defaults))
             except InvalidInput as exc:
@@ -57,30 +60,75 @@ def read_jsonl(path: Path, defaults: Mapping[str, Any] | None = None) -> list[Me
     return records
 
 
+def _csv_problem(name: str, line: int, exc: csv.Error, field_limit: int) -> ImportFormatError:
+    message = str(exc)
+    where = f"{name} line {line}"
+    if message.startswith("unexpected end of data"):
+        return ImportFormatError(f"{where}: a quoted field starts in this row and is never closed (a quote is missing).")
+    if message.startswith("field larger than field limit"):
+        return ImportFormatError(
+            f"{where}: a field is longer than {field_limit:,} characters; one memory holds at most "
+            f"{limits.current().max_memory_chars:,} (LODVIZ_MAX_MEMORY_CHARS)."
+        )
+    if "expected after" in message:
+        return ImportFormatError(
+            f"{where}: a quoted field goes on after its closing quote (a quote inside a quoted field is written twice)."
+        )
+    return ImportFormatError(f"{where}: not valid CSV ({message}).")
+
+
 def read_csv(path: Path, defaults: Mapping[str, Any] | None = None) -> list[MemoryInput]:
+    """Records from a CSV file, read strictly: a quote left open, or text after a closing
+    quote, is refused with the row it starts on rather than merging rows into one memory."""
+    content = path.read_bytes()
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        text = content.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        line = content[: exc.start].count(b"\n") + 1
         raise ImportFormatError(f"{path.name} line {line}: not valid UTF-8.") from None
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    if not reader.fieldnames or "text" not in reader.fieldnames:
-        raise ImportFormatError(f"{path.name}: the header has no 'text' column.")
+    # A field may be as long as one memory's text (and the text is then checked against that
+    # limit with its own message); the csv module's limit is process-wide, so it is put back.
+    field_limit = max(csv.field_size_limit(), limits.current().max_memory_chars + 1)
+    previous = csv.field_size_limit(field_limit)
+    try:
+        return _csv_records(path.name, csv.reader(io.StringIO(text, newline=""), strict=True), field_limit, defaults)
+    finally:
+        csv.field_size_limit(previous)
+
+
+def _csv_records(name: str, reader: Any, field_limit: int, defaults: Mapping[str, Any] | None) -> list[MemoryInput]:
+    header: list[str] | None = None
     records = []
-    for row in reader:
-        where = f"{path.name} line {reader.line_num}"
-        data: dict[str, Any] = {k: v for k, v in row.items() if k is not None and v != ""}
-        if None in row:
+    while True:
+        start = reader.line_num + 1  # a row may span lines (a quoted field with line breaks): it is named by its first
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            raise _csv_problem(name, start, exc, field_limit) from None
+        if not row:
+            continue  # a blank line
+        if header is None:
+            if "text" not in row:
+                break
+            header = row
+            continue
+        where = f"{name} line {start}"
+        if len(row) > len(header):
             raise ImportFormatError(f"{where}: more cells than header columns.")
+        data: dict[str, Any] = {k: v for k, v in zip(header, row) if v != ""}
         if "metadata" in data:
-            try:
-                data["metadata"] = json.loads(data["metadata"])
-            except json.JSONDecodeError:
-                raise ImportFormatError(f"{where}: metadata is not a JSON object.") from None
+            metadata, problem = json_value(data["metadata"])
+            if problem or not isinstance(metadata, Mapping):
+                raise ImportFormatError(f"{where}: metadata is not a JSON object" + (f" ({problem})." if problem else "."))
+            data["metadata"] = metadata
         try:
             records.append(parse_record(data, where, defaults))
         except InvalidInput as exc:
             raise _reraise(exc) from None
+    if header is None:
+        raise ImportFormatError(f"{name}: the header has no 'text' column.")
     return records
 
 
@@ -89,7 +137,7 @@ def read_folder(path: Path, defaults: Mapping[str, Any] | None = None) -> list[M
     for file in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES):
         where = str(file.relative_to(path))
         try:
-            text = file.read_bytes().decode("utf-8")
+            text = file.read_bytes().decode("utf-8-sig")
         except UnicodeDecodeError:
             raise ImportFormatError(f"{where}: not valid UTF-8.") from None
         if not text.strip():
@@ -99,7 +147,7 @@ def read_folder(path: Path, defaults: Mapping[str, Any] | None = None) -> list[M
             **(defaults or {}),
             "text": text,
             "source": where,
-            "created_at": datetime.fromtimestamp(file.stat().st_mtime, tz=UTC),
+            "created_at": file.stat().st_mtime,  # POSIX seconds, checked like any other time
         }
         try:
             records.append(parse_record(data, where))
@@ -127,7 +175,7 @@ def read_any(path: str | Path, defaults: Mapping[str, Any] | None = None) -> lis
 
 def read_folder_file(path: Path, defaults: Mapping[str, Any] | None = None) -> list[MemoryInput]:
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ImportFormatError(f"{path.name}: not valid UTF-8.") from None
     try:
@@ -157,13 +205,18 @@ def read_path(path: str | Path, fmt: str = "auto", defaults: Mapping[str, Any] |
         "chatgpt": transcripts.read_chatgpt,
         "markdown": transcripts.read_markdown,
     }
-    if chosen in readers:
-        if path.is_dir() and chosen != "markdown":
-            raise ImportFormatError(f"{path}: a folder is read as markdown; {chosen} reads one file.")
-        parsed = readers[chosen](path, defaults)
-    elif chosen == "csv":
-        parsed = Parsed(read_csv(path, defaults))
-    else:
-        parsed = Parsed(read_any(path, defaults))
+    try:
+        if chosen in readers:
+            if path.is_dir() and chosen != "markdown":
+                raise ImportFormatError(f"{path}: a folder is read as markdown; {chosen} reads one file.")
+            parsed = readers[chosen](path, defaults)
+        elif chosen == "csv":
+            parsed = Parsed(read_csv(path, defaults))
+        else:
+            parsed = Parsed(read_any(path, defaults))
+    except RecursionError:
+        # JSON that ``json`` could still read but that nests too deeply for what reads it next
+        # (a transcript's tool input made into text): refused like JSON nested deeper still.
+        raise ImportFormatError(f"{path.name}: {TOO_DEEP}.") from None
     parsed.format = chosen
     return parsed

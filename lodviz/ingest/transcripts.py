@@ -22,7 +22,9 @@ turn is the same memory.
 A line that is not JSON in the middle of a transcript stops the import with its
 file and line and nothing is written. The last line of a JSONL transcript is
 different: a session still being written ends in a partial line, so an
-unreadable last line is skipped (and counted in ``Parsed.skipped``).
+unreadable last line is skipped (and counted in ``Parsed.skipped``). Every
+time, count and metadata is checked as ``lodviz.ingest.inputs.parse_record``
+checks it, before anything is written; a UTF-8 byte order mark is ignored.
 """
 
 from __future__ import annotations
@@ -31,14 +33,14 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from lodviz.errors import ImportFormatError, InvalidInput
-from lodviz.ingest.inputs import MemoryInput, parse_record
+from lodviz.ingest.inputs import TOO_DEEP, TOO_LONG, MemoryInput, json_value, parse_record
 
 FORMATS = ("auto", "lodviz", "csv", "claude-code", "openai", "chatgpt", "markdown")
+BOM = b"\xef\xbb\xbf"
 SECTION_FROM = 6_000  # characters: longer pages are split at their headings
 TOOL_INPUT_CHARS = 400  # how much of a tool call's input an assistant turn keeps
 
@@ -59,7 +61,7 @@ def _record(data: dict[str, Any], where: str, defaults: Mapping[str, Any] | None
 
 def _json_lines(path: Path) -> tuple[list[tuple[int, Any]], list[str]]:
     """(line number, object) of every line; a bad last line is skipped, a bad middle one raised."""
-    raw = path.read_bytes().split(b"\n")
+    raw = path.read_bytes().removeprefix(BOM).split(b"\n")
     while raw and not raw[-1].strip():
         raw.pop()
     out, skipped = [], []
@@ -67,9 +69,12 @@ def _json_lines(path: Path) -> tuple[list[tuple[int, Any]], list[str]]:
         if not line.strip():
             continue
         try:
-            out.append((number, json.loads(line.decode("utf-8"))))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            reason = "not valid UTF-8" if isinstance(exc, UnicodeDecodeError) else f"not valid JSON ({exc.msg})"
+            value, reason = json_value(line.decode("utf-8"))
+        except UnicodeDecodeError:
+            reason = "not valid UTF-8"
+        if reason is None:
+            out.append((number, value))
+        else:
             if number == len(raw):
                 skipped.append(f"{path.name} line {number}: {reason}; a transcript still being written ends so, skipped")
                 continue
@@ -77,10 +82,19 @@ def _json_lines(path: Path) -> tuple[list[tuple[int, Any]], list[str]]:
     return out, skipped
 
 
-def _time(value: Any) -> str | datetime | None:
+def _time(value: Any) -> str | float | None:
+    """A transcript's time as ``parse_record`` takes it (ISO text or POSIX seconds), None if it has none."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return datetime.fromtimestamp(float(value), tz=UTC)
+        return value  # checked, like every time, by parse_record: NaN or 1e20 is refused with its line
     return value if isinstance(value, str) and value else None
+
+
+def _json_text(value: Any) -> str:
+    """``value`` as JSON text for a memory to show; something ``json`` cannot write is shown as a mark."""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (ValueError, TypeError, RecursionError):
+        return "…"
 
 
 # -- Claude Code -------------------------------------------------------------------------------
@@ -129,7 +143,7 @@ def read_claude_code(path: Path, defaults: Mapping[str, Any] | None = None) -> P
             if block.get("type") == "tool_use":
                 name = str(block.get("name") or "tool")
                 tools[str(block.get("id"))] = name
-                shown = json.dumps(block.get("input"), ensure_ascii=False)[:TOOL_INPUT_CHARS]
+                shown = _json_text(block.get("input"))[:TOOL_INPUT_CHARS]
                 called.append((name, shown))
             elif block.get("type") == "tool_result":
                 result = _text_of(block.get("content"))
@@ -237,11 +251,17 @@ def read_chatgpt(path: Path, defaults: Mapping[str, Any] | None = None) -> Parse
 
 def _load_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_bytes().decode("utf-8"))
+        text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ImportFormatError(f"{path.name}: not valid UTF-8.") from None
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ImportFormatError(f"{path.name} line {exc.lineno}: not valid JSON ({exc.msg}).") from None
+    except RecursionError:
+        raise ImportFormatError(f"{path.name}: {TOO_DEEP}.") from None
+    except ValueError:  # an integer of more digits than Python converts
+        raise ImportFormatError(f"{path.name}: {TOO_LONG}.") from None
 
 
 # -- Markdown and LLM-wiki folders -----------------------------------------------------------------
@@ -270,14 +290,14 @@ def read_markdown(path: Path, defaults: Mapping[str, Any] | None = None) -> Pars
     for file in files:
         where = str(file.relative_to(root))
         try:
-            text = file.read_bytes().decode("utf-8")
+            text = file.read_bytes().decode("utf-8-sig")
         except UnicodeDecodeError:
             raise ImportFormatError(f"{where}: not valid UTF-8.") from None
         if not text.strip():
             parsed.skipped.append(f"{where}: empty")
             continue
         title = next((m.group(2) for m in _HEADING.finditer(text)), file.stem)
-        when = datetime.fromtimestamp(file.stat().st_mtime, tz=UTC)
+        when = file.stat().st_mtime  # POSIX seconds, checked like any other time
         pieces = _sections(text) if len(text) > SECTION_FROM else [(None, text)]
         for heading, body in pieces:
             anchor = f"#{heading}" if heading else ""
@@ -322,10 +342,13 @@ def detect(path: Path) -> str:
 
 def _first_object(path: Path) -> Any:
     with open(path, "rb") as handle:
-        for line in handle:
+        for number, line in enumerate(handle, start=1):
+            if number == 1:
+                line = line.removeprefix(BOM)
             if line.strip():
                 try:
-                    return json.loads(line)
-                except (json.JSONDecodeError, UnicodeDecodeError):
+                    value, _ = json_value(line.decode("utf-8"))
+                except UnicodeDecodeError:
                     return None
+                return value  # None when unreadable: the reader then says what is wrong, with its line
     return None
