@@ -37,12 +37,18 @@ PREFIX = "lvz_"
 #: The header ``lodviz serve`` sets to the authenticated identity's name for the
 #: app and the MCP tools (a client's own copy is dropped before it gets there).
 IDENTITY_HEADER = "X-Lodviz-Identity"
-AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$")
+#: Where ``lodviz serve`` puts the authenticated ``Identity`` in a request's ASGI scope, for
+#: the app and its routes: a client can send any header, but cannot write the scope.
+IDENTITY_SCOPE_KEY = "lodviz.identity"
+#: Who acts for a person in the landscape of a server run without authentication.
+APP_ACTOR = "app"
+AGENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}")
 
 
 def check_agent(name: object) -> str:
     """A valid agent name, or ``InvalidInput`` saying what a name may be."""
-    if not isinstance(name, str) or not AGENT_NAME.match(name):
+    # fullmatch: a pattern ending in "$" lets a trailing newline through.
+    if not isinstance(name, str) or not AGENT_NAME.fullmatch(name):
         raise InvalidInput(f"agent name {name!r} must be 1-64 letters, digits or _.:@- characters, starting with a letter or digit.")
     return name
 

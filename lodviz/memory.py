@@ -525,6 +525,7 @@ class Memory:
         **changes: Any,
     ) -> Params:
         """Store an agent's profile: a ``Params``, a preset name, or changes to the current one."""
+        access.check_agent(agent_id)
         if isinstance(params, str):
             base = preset(params)
         elif params is None:
@@ -1871,13 +1872,21 @@ for _name, _member in list(vars(Memory).items()):
         setattr(Memory, _name, _serialised(_member))
 
 
+#: Ids are BIGINT in both stores: anything outside 1 .. 2**63 - 1 names no memory.
+MAX_ID = 2**63 - 1
+
+
 def _as_id(value: Any) -> int:
+    """A memory id from what a caller sent; ``MemoryNotFound`` for anything no memory can have."""
     if isinstance(value, bool):
         raise MemoryNotFound(value)
     try:
-        return int(str(value).strip())
+        memory_id = int(str(value).strip())
     except (TypeError, ValueError):
         raise MemoryNotFound(value) from None
+    if not 1 <= memory_id <= MAX_ID:
+        raise MemoryNotFound(memory_id)
+    return memory_id
 
 
 def _positive(value: Any, name: str) -> int:

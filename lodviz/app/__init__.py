@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 from pathlib import Path
+from typing import Any
 
 import dash
 import flask
@@ -20,6 +21,7 @@ from lodviz.app.callbacks import register_all
 from lodviz.app.context import AppContext
 from lodviz.app.page import build_layout
 from lodviz.app.view import DEFAULT_DRAW_LIMIT
+from lodviz.errors import AccessDenied, LodvizError, Unauthenticated
 from lodviz.mapping import LayoutJob
 from lodviz.memory import Memory
 
@@ -45,7 +47,7 @@ def create_app(
     the page says which mode it runs in, and a read-only page writes nothing.
     """
     job = layout_job or LayoutJob(mem)
-    app_ctx = AppContext(mem=mem, layout_job=job, draw_limit=draw_limit, read_only=read_only)
+    app_ctx = AppContext(mem=mem, layout_job=job, draw_limit=draw_limit, read_only=read_only, auth=auth)
     app = dash.Dash(
         __name__,
         title=title,
@@ -62,6 +64,7 @@ def create_app(
 
     app.layout = serve_layout  # Dash calls it once here and keeps that as the validation layout
     app.server.before_request(_through_the_app)
+    app.server.register_error_handler(Exception, _one_sentence)
     register_all(app, app_ctx)
     app.lodviz = app_ctx  # type: ignore[attr-defined]  # for tests and the server
     if warm_model:
@@ -78,6 +81,31 @@ def create_app(
 def _through_the_app() -> None:
     """What a request of the page changes is audited as coming through the app."""
     set_face("app")
+
+
+def _one_sentence(exc: Exception) -> Any:
+    """Every error a request of the page meets, as one sentence with its HTTP status.
+
+    A refusal is 401/403; any other error the library raises on purpose is the
+    request's fault (400); anything else is logged here, and the client gets
+    a sentence, not a traceback: a request no page of ours sends (a forged
+    callback with inputs of the wrong kind) lands here too.
+    """
+    from werkzeug.exceptions import HTTPException
+
+    if isinstance(exc, HTTPException):
+        return exc
+    if isinstance(exc, Unauthenticated):
+        status = 401
+    elif isinstance(exc, AccessDenied):
+        status = 403
+    elif isinstance(exc, LodvizError):
+        status = 400
+    else:
+        log.warning("a request of the page failed: %s: %s", type(exc).__name__, exc)
+        log.debug("the failure in full", exc_info=exc)
+        return flask.jsonify(error="the page sent a request this server cannot answer; reload the page."), 400
+    return flask.jsonify(error=str(exc)), status
 
 
 def access_mode(auth: bool, read_only: bool) -> str:

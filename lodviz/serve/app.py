@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import lodviz
-from lodviz.access import IDENTITY_HEADER, set_face
+from lodviz.access import APP_ACTOR, IDENTITY_SCOPE_KEY, LOCAL, Identity, set_face
 from lodviz.errors import InvalidInput, LodvizError, MemoryNotFound
 from lodviz.memory import Memory
 
@@ -228,22 +228,27 @@ class LodvizServer:
         if is_mcp:
             await self._mcp(scope, receive, send, identity)
             return
-        body = b""
         if method in ("POST", "PUT", "PATCH", "DELETE"):
             if not self.gate.same_origin(headers.get("origin"), host):
                 await JSONResponse({"error": "cross-site requests are refused."}, 403)(scope, receive, send)
                 return
-            body = await _read_body(receive)
+            body = await _read_body(receive, headers.get("content-length"))
+            if body is None:
+                message = f"the request body is over {MAX_BODY_BYTES // (1024 * 1024)} MB; this server reads at most that."
+                await JSONResponse({"error": message}, 413)(scope, receive, send)
+                return
             receive = _replay(body, receive)
         try:
             if path == "/api/promote":
                 self.gate.check_steer(identity, "promote")
             else:
-                self.gate.check_app(identity, method, path, body)
+                self.gate.check_app(identity)
         except LodvizError as exc:
             await JSONResponse({"error": str(exc)}, 403)(scope, receive, send)
             return
-        await self.starlette({**scope, "headers": auth.with_identity(scope.get("headers", []), identity)}, receive, send)
+        # The identity travels in the scope (the app reads it there), never in a header a client could add.
+        scope = {**scope, "headers": auth.with_identity(scope.get("headers", []), identity), IDENTITY_SCOPE_KEY: identity}
+        await self.starlette(scope, receive, send)
 
     async def _login(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]) -> None:
         from starlette.responses import HTMLResponse, RedirectResponse
@@ -259,7 +264,7 @@ class LodvizServer:
         elif not self.gate.same_origin(headers.get("origin"), headers.get("host", "")):
             response = HTMLResponse(auth.login_page("cross-site sign-in refused."), 403)
         else:
-            token = auth.form_token(await _read_body(receive)) or ""
+            token = auth.form_token(await _read_body(receive, headers.get("content-length")) or b"") or ""
             try:
                 identity = self.gate.identity({"authorization": f"Bearer {token}"}) if self.gate.auth else None
                 if identity is not None:
@@ -348,6 +353,8 @@ class LodvizServer:
         import anyio.to_thread
 
         # Host, identity, role and origin were checked by the gate (_gated).
+        identity = request.scope.get(IDENTITY_SCOPE_KEY)
+        actor = identity.name if isinstance(identity, Identity) and identity is not LOCAL else APP_ACTOR
         if not request.headers.get("content-type", "").startswith("application/json"):
             return self._json({"error": "send JSON (Content-Type: application/json)."}, 415)
         try:
@@ -360,7 +367,7 @@ class LodvizServer:
             def promote() -> Any:
                 set_face("http")  # audited as coming through the HTTP API
                 return self.mem.promote(
-                    body["memory_id"], reason=body.get("reason"), to=body.get("to"), actor=request.headers.get(IDENTITY_HEADER) or "app"
+                    body["memory_id"], reason=body.get("reason"), to=body.get("to"), actor=actor
                 )
 
             floor = await anyio.to_thread.run_sync(promote)
@@ -373,11 +380,17 @@ class LodvizServer:
 
 #: The largest request body the gate reads (a Dash callback or a JSON call is a few KB).
 MAX_BODY_BYTES = 16 * 1024 * 1024
+#: How much of a too-large body is read and dropped before answering 413, so that a client
+#: still sending gets the answer instead of a reset connection; past it the connection is closed.
+DRAIN_BYTES = 4 * MAX_BODY_BYTES
 
 
-async def _read_body(receive: Receive) -> bytes:
+async def _read_body(receive: Receive, content_length: str | None = None) -> bytes | None:
+    """The whole request body, or None when it is over ``MAX_BODY_BYTES`` (the rest is drained)."""
+    declared = int(content_length) if content_length and content_length.strip().isdigit() else 0
     chunks: list[bytes] = []
     size = 0
+    too_large = declared > MAX_BODY_BYTES
     while True:
         message = await receive()
         if message["type"] != "http.request":
@@ -385,11 +398,13 @@ async def _read_body(receive: Receive) -> bytes:
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > MAX_BODY_BYTES:
-            raise LodvizError("request body too large.")
-        chunks.append(chunk)
-        if not message.get("more_body", False):
+            too_large = True
+            chunks.clear()
+        if not too_large:
+            chunks.append(chunk)
+        if not message.get("more_body", False) or size > DRAIN_BYTES:
             break
-    return b"".join(chunks)
+    return None if too_large else b"".join(chunks)
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

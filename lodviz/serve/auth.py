@@ -8,22 +8,23 @@ Order for each HTTP request:
 2. the caller's identity: with ``--auth``, a token from ``Authorization:
    Bearer`` or the session cookie set by ``/login`` (``lodviz.access``); without,
    the local single user (``LOCAL``, an admin), which the page says on screen;
-3. the role: the landscape and its read-only callbacks need ``view``; a
-   callback that changes the store (promote, demote, expand, profiles,
-   conflicts, tuning, refitting the map) needs ``steer`` and is refused in
-   read-only mode; the MCP endpoint needs an agent or admin token, and an
-   agent token acts for its own agent whatever the path or header names;
+3. the role: the landscape and its callbacks need ``view``; the MCP endpoint
+   needs an agent or admin token, and an agent token acts for its own agent
+   whatever the path or header names. What a request may *change* is not
+   decided here from the shape of its body: each store-changing callback asks
+   the identity itself (``AppContext.require_steer``), where the change is made;
 4. a state-changing POST must come from this server's own pages (its Origin,
    when sent, is this host), and the session cookie is ``SameSite=Strict``.
 
-The identity's name reaches the app and the MCP tools in ``IDENTITY_HEADER``
-(any copy the client sent is dropped), so the audit log says who acted.
+The identity reaches the app in the request's ASGI scope
+(``lodviz.app.context.IDENTITY_SCOPE_KEY``, which a client cannot write), and
+the MCP tools in ``IDENTITY_HEADER`` (any copy the client sent is dropped), so
+the audit log says who acted.
 """
 
 from __future__ import annotations
 
 import html
-import json
 import time
 from collections.abc import Iterable
 from urllib.parse import parse_qs, urlsplit
@@ -37,8 +38,6 @@ COOKIE = "lodviz_token"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 #: How long a checked token is trusted before it is looked up again (a revocation takes effect within this).
 TOKEN_TTL_SECONDS = 2.0
-#: Dash callback inputs that change the store: a request triggered by one needs ``steer``.
-MUTATING_TRIGGERS = frozenset({"promote", "demote", "expand", "save-profile", "tune-save", "tune-run", "refit"})
 
 
 class Gate:
@@ -107,15 +106,13 @@ class Gate:
 
     # -- what a request may do ----------------------------------------------------------------
 
-    def check_app(self, identity: Identity, method: str, path: str, body: bytes) -> None:
-        """Raise ``AccessDenied`` unless ``identity`` may make this request of the landscape."""
+    def check_app(self, identity: Identity) -> None:
+        """Raise ``AccessDenied`` unless ``identity`` may use the landscape at all.
+
+        Whether a callback may change the store is the callback's own check
+        (``lodviz.app.context.AppContext.require_steer``), against this identity.
+        """
         identity.require("view", "open the landscape")
-        if method == "POST" and path.endswith("/_dash-update-component"):
-            trigger = mutating_trigger(body)
-            if trigger:
-                if self.read_only:
-                    raise AccessDenied(f"this lodviz server is read-only (a demo); {trigger} is off.")
-                identity.require("steer", f"{trigger} (an auditor's action)")
 
     def check_steer(self, identity: Identity, what: str) -> None:
         if self.read_only:
@@ -134,21 +131,6 @@ def cookie(value: str | None, name: str) -> str | None:
         key, _, val = part.strip().partition("=")
         if key == name and val:
             return val
-    return None
-
-
-def mutating_trigger(body: bytes) -> str | None:
-    """The store-changing input that triggered a Dash callback request, if any."""
-    try:
-        request = json.loads(body or b"{}")
-    except ValueError:
-        return "an unreadable request"
-    for prop in request.get("changedPropIds") or []:
-        component = str(prop).rsplit(".", 1)[0]
-        if component in MUTATING_TRIGGERS:
-            return component.replace("-", " ")
-        if component.startswith("{") and '"resolve"' in component:
-            return "resolving a conflict"
     return None
 
 

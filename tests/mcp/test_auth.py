@@ -98,11 +98,26 @@ def mcp_status(url: str, token: str | None) -> int:
 
 
 def dash_update(server, token: str | None, trigger: str) -> int:
-    """POST a Dash callback request as the page would, triggered by ``trigger``."""
-    body = {"output": "action-status.children", "outputs": {"id": "action-status", "property": "children"},
-            "inputs": [{"id": trigger.split(".")[0], "property": "n_clicks", "value": 1}], "changedPropIds": [trigger], "state": []}
+    """POST the page's own callback request for ``trigger`` (built from the app's dependencies)."""
+    from tests.serve import dash_requests as dash
+
+    status, text, _ = request(server.url + "_dash-dependencies", token=server_token(server))
+    deps = json.loads(text)
+    name = trigger.split(".")[0]
+    if name.startswith("{"):
+        fill = json.loads(name)
+        found = dash.find(deps, f"{fill['type']}.n_clicks")
+        body = dash.body(found, {"selected-id.data": 1, "agent.value": "alice"}, changed=[trigger], pattern_fill=fill)
+    else:
+        body = dash.body(dash.find(deps, trigger), {"selected-id.data": 1, "agent.value": "alice", f"{trigger}": 1}, changed=[trigger])
     status, _, _ = request(server.url + "_dash-update-component", token=token, data=body)
     return status
+
+
+def server_token(server) -> str | None:
+    """A token that may read the page's dependencies (none without --auth)."""
+    tokens = getattr(server, "tokens", None)
+    return tokens["vera"] if tokens else None
 
 
 def test_mcp_refuses_no_token_a_wrong_one_and_a_revoked_one(guarded):

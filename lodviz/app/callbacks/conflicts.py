@@ -38,6 +38,7 @@ def rows(app_ctx: AppContext, show_all: bool) -> list[dict[str, Any]]:
 
 
 def resolve(app_ctx: AppContext, a: int, b: int, superseded: int) -> str:
+    app_ctx.require_steer("resolve a conflict")
     try:
         done = app_ctx.mem.resolve_conflict(a, b, superseded=superseded or None, actor=app_actor(), reason="decided in the landscape")
     except LodvizError as exc:

@@ -78,6 +78,7 @@ def curve(result: Sweep) -> go.Figure:
 
 
 def run(app_ctx: AppContext, agent: str | None, budget: Any) -> tuple[Any, Any, str, dict | None]:
+    app_ctx.require_steer("tune on golden queries")  # a sweep is audited
     try:
         result = app_ctx.mem.tune(agent or None, budget_tokens=int(budget or 2000), actor=app_actor())
     except (LodvizError, ValueError) as exc:
@@ -93,6 +94,7 @@ def run(app_ctx: AppContext, agent: str | None, budget: Any) -> tuple[Any, Any, 
 
 
 def save(app_ctx: AppContext, suggestion: dict | None) -> str:
+    app_ctx.require_steer("save a tuned profile")
     if not suggestion or not suggestion.get("agent"):
         return "Run a sweep for one agent first: a profile belongs to one agent."
     agent = suggestion.pop("agent")

@@ -252,9 +252,12 @@ def floor_label(tier: Tier) -> str:
 def act(app_ctx: AppContext, action: str, memory_id: int | None, reason: str | None, request: ViewRequest | None = None) -> str:
     """Promote, demote or expand one memory from the app; returns the message to show.
 
+    Raises ``AccessDenied`` when the request's identity may not steer.
+
     A promote lifts the memory one tier above where it shows in the current
     view (the service's rule, given the view's query and settings).
     """
+    app_ctx.require_steer(action)  # AccessDenied: the server answers 403, nothing is written
     if memory_id is None:
         return "Select a memory first."
     mem = app_ctx.mem
@@ -356,11 +359,13 @@ def register(app: Dash, app_ctx: AppContext) -> None:
         prevent_initial_call=True,
     )
     def _act(_p, _d, _e, memory_id, reason, version, seen, applied, agent, alpha, lam_log, thresholds, k_log, now_date, _as_of):
+        action = dash_ctx.triggered_id if dash_ctx.triggered_id in (ids.PROMOTE, ids.DEMOTE) else ids.EXPAND
+        app_ctx.require_steer(action)  # before reading anything the request sent
         try:
             request = view_request(app_ctx, applied, agent, params_from_controls(alpha, lam_log, thresholds, k_log), now_date)
-        except LodvizError:
+        except (LodvizError, TypeError, ValueError):  # controls a page never sends: no view to promote above
             request = None
-        message = act(app_ctx, dash_ctx.triggered_id, memory_id, reason, request)
+        message = act(app_ctx, action, memory_id, reason, request)
         # This redraw shows the change, so the poll need not redraw for it again.
         return message, (version or 0) + 1, "", mark_seen(app_ctx, seen)
 

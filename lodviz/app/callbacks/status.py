@@ -118,6 +118,7 @@ def register(app: Dash, app_ctx: AppContext) -> None:
     )
     def _poll(_n, _refit, seen, version):
         if dash_ctx.triggered_id == ids.REFIT:
+            app_ctx.require_steer("refit the map")
             app_ctx.layout_job.start("fit")
         before = (seen or {}).get("audit")
         seen, new_version, text = poll(app_ctx, seen, version)

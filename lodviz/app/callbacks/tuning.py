@@ -26,6 +26,7 @@ def load(app_ctx: AppContext, trigger: str | None, agent: str | None) -> tuple[f
 
 
 def save(app_ctx: AppContext, agent: str | None, alpha, lam_log, thresholds, k_log) -> str:
+    app_ctx.require_steer("save a profile")
     if agent in (None, ALL_AGENTS):
         return "Pick an agent first: a profile belongs to one agent."
     try:
