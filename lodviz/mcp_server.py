@@ -26,6 +26,7 @@ carrying their one-sentence message; the server keeps serving.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar, cast
 
@@ -69,6 +70,8 @@ Only your own memories and shared ones are visible to you.
 """
 
 T = TypeVar("T")
+
+log = logging.getLogger("lodviz.mcp")
 
 
 # -- structured output ---------------------------------------------------------------
@@ -255,6 +258,9 @@ def build_mcp(
             return await anyio.to_thread.run_sync(as_mcp)
         except LodvizError as exc:
             raise ToolError(str(exc)) from exc
+        except Exception as exc:  # a defect, not the caller's doing: one line in the log, one sentence to the agent
+            log.warning("%s failed: %s: %s", getattr(func, "__name__", "a tool"), type(exc).__name__, exc)
+            raise ToolError(f"lodviz could not do this ({type(exc).__name__}); the server's log says more.") from None
 
     reading = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 
