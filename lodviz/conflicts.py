@@ -17,14 +17,26 @@ restatement that adds detail (its numbers include the other's) is not either;
 nor are two tool results (``OBSERVATIONS``): a tool's new output is a new
 observation ("AURB closed at $47.05", then "$44.85"), not a contradiction.
 Detection only proposes: an auditor keeps both or marks one superseded.
+
+A new memory is linked to at most ``MAX_LINKS`` others, its most similar
+candidates (``strongest``): a flood of near-duplicates, each of which differs
+from the others in one number, would otherwise link every new memory to every
+earlier one it is close to, and a store would keep rows by the tens of
+thousands for an import of a few thousand memories.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from lodviz.records import ConflictLink
 
 #: Kinds of memory that record an observation at a time: a later one updates, it does not contradict.
 OBSERVATIONS = frozenset({"tool_result"})
@@ -34,6 +46,8 @@ SIMILAR = 0.7
 NEAR_IDENTICAL = 0.9
 #: Share of content words two texts must have in common to make the same claim.
 SAME_CLAIM = 0.5
+#: Conflict links a new memory gets at most: its most similar candidates.
+MAX_LINKS = 3
 
 _WORD = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n)([^\W\d_][\w'’-]*)", re.UNICODE)
@@ -67,7 +81,18 @@ class Facts:
 _TOKEN = re.compile(r"[$€£]?\d[\d,]*(?:\.\d+)?(?:\s?(?:%|x|k|m|bn|mg|kg|million|billion)\b)?|[^\W\d_][\w'’-]*", re.UNICODE)
 
 
+#: Texts up to this long have their ``facts`` remembered (the last ``_REMEMBERED``): a batch
+#: compares each new text with several others, and each of those with several new ones.
+_REMEMBER_UP_TO = 2_000
+_REMEMBERED = 4_096
+
+
 def facts(text: str) -> Facts:
+    """What ``text`` states that a contradiction could change."""
+    return _remembered_facts(text) if len(text) <= _REMEMBER_UP_TO else _facts(text)
+
+
+def _facts(text: str) -> Facts:
     # A speaker or source label ("Priya: ...") says who, not what: it names nothing the claim is about.
     label = re.match(r"^\s*[^\W\d_][\w.'’ ()-]{0,38}?:\s+", text)
     speaker = ""
@@ -88,6 +113,9 @@ def facts(text: str) -> Facts:
             names.add(re.sub(r"['’]s?$", "", lower))
     negated = bool(words & _NEGATION) or "n't" in text.lower()
     return Facts(speaker, frozenset(words), frozenset(numbers), frozenset(names), negated)
+
+
+_remembered_facts = lru_cache(maxsize=_REMEMBERED)(_facts)
 
 
 def difference(a: Facts, b: Facts, similarity: float) -> str | None:
@@ -117,7 +145,7 @@ def difference(a: Facts, b: Facts, similarity: float) -> str | None:
     return None
 
 
-def close_pairs(new_vectors: np.ndarray, old_vectors: np.ndarray, limit: int = 3) -> list[tuple[int, int, float]]:
+def close_pairs(new_vectors: np.ndarray, old_vectors: np.ndarray, limit: int = MAX_LINKS) -> list[tuple[int, int, float]]:
     """(new index, old index, similarity) of each new vector's most similar old ones at ``SIMILAR`` or more."""
     out: list[tuple[int, int, float]] = []
     if len(new_vectors) == 0 or len(old_vectors) == 0:
@@ -130,4 +158,20 @@ def close_pairs(new_vectors: np.ndarray, old_vectors: np.ndarray, limit: int = 3
     return out
 
 
-__all__ = ["Facts", "facts", "difference", "close_pairs", "SIMILAR", "SAME_CLAIM"]
+def strongest(links: Iterable[ConflictLink], limit: int = MAX_LINKS) -> list[ConflictLink]:
+    """At most ``limit`` links per new memory (``link.index``): its most similar, in the order given.
+
+    What bounds the conflict rows of an import: n new memories make at most
+    ``limit * n`` links, however many of them are near-duplicates of each other.
+    """
+    links = list(links)
+    by_memory: dict[int, list[int]] = {}
+    for at, link in enumerate(links):
+        by_memory.setdefault(link.index, []).append(at)
+    keep: set[int] = set()
+    for positions in by_memory.values():
+        keep.update(sorted(positions, key=lambda at: -links[at].similarity)[:limit])  # stable: the first of equals
+    return [link for at, link in enumerate(links) if at in keep]
+
+
+__all__ = ["Facts", "facts", "difference", "close_pairs", "strongest", "SIMILAR", "SAME_CLAIM", "MAX_LINKS"]

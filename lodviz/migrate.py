@@ -90,6 +90,9 @@ def copy_store(source: str, target: str, *, echo: Callable[[str], None] = lambda
     """Copy the store at ``source`` into a new, empty store at ``target`` and check the copy."""
     src = open_store(source, read_only=True)
     try:
+        # A source that cannot be read as it stands (a DuckDB store with writes still in its
+        # journal) says so before the target is made.
+        next(iter(src.read_table("meta", batch=1)), None)
         dst = open_store(target)
         try:
             if not _is_empty(dst):

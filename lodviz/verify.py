@@ -30,14 +30,31 @@ from lodviz.scoring import Tier
 USING = ("search", "recent", "unseen", "sample")
 
 
+#: What a disagreement says the audit log holds when it holds no event at all for the subject.
+NO_EVENT = None
+
+
 @dataclass
 class Disagreement:
-    what: str  # "retrieval_count", "floor", "profile", "unwritten"
+    """The data (``found``) against what the audit log says it should be (``expected``).
+
+    ``expected`` is ``NO_EVENT`` when the log holds no event for the subject at
+    all (a write nobody recorded, or a log emptied or cut short): then the
+    data is there and the log is silent, and the sentence says so.
+    """
+
+    what: str  # "retrieval_count", "floor", "profile", "unwritten", "audit_log"
     subject: str  # "memory 42", "agent legal-review"
     expected: Any
     found: Any
 
     def __str__(self) -> str:
+        if self.what == "audit_log":
+            return f"{self.subject} is empty, but the store holds {self.found}"
+        if self.what == "unwritten":
+            return f"{self.subject} is stored, but no write event in the audit log names it"
+        if self.expected is NO_EVENT:
+            return f"{self.subject}: {self.what} is {self.found!r}, but no {self.what} event in the audit log sets it"
         return f"{self.subject}: {self.what} is {self.found!r}, the audit log says {self.expected!r}"
 
 
@@ -90,10 +107,13 @@ def verify(mem: Memory) -> VerifyReport:
             profiles[e.agent_id] = e.details["new"]
 
     report = VerifyReport(events=len(events), memories=len(state), checks=0)
+    if not events and len(state):  # emptied (a TRUNCATE, say): every memory below is then unwritten too
+        report.checks += 1
+        report.disagreements.append(Disagreement("audit_log", "the audit log", NO_EVENT, f"{len(state):,} memories"))
     for row, memory_id in enumerate(state.ids.tolist()):
         report.checks += 3
         if memory_id not in written:
-            report.disagreements.append(Disagreement("unwritten", f"memory {memory_id}", "a write event naming it", "no such event"))
+            report.disagreements.append(Disagreement("unwritten", f"memory {memory_id}", NO_EVENT, "stored"))
             continue
         expected_count = imported_count.get(memory_id, 0) + touched.get(memory_id, 0)
         count = int(state.retrieval_count[row])
@@ -111,7 +131,7 @@ def verify(mem: Memory) -> VerifyReport:
         report.checks += 1
         stored = params.to_dict()
         if agent not in profiles:
-            report.disagreements.append(Disagreement("profile", f"agent {agent}", "a profile event", stored))
+            report.disagreements.append(Disagreement("profile", f"agent {agent}", NO_EVENT, stored))
         elif {k: profiles[agent].get(k) for k in stored} != stored:
             report.disagreements.append(Disagreement("profile", f"agent {agent}", profiles[agent], stored))
     return report

@@ -159,3 +159,23 @@ def test_two_people_saying_alike_is_not_a_conflict():
     a = rules.facts("Wes: Catch you later, Paloma!")
     b = rules.facts("Paloma: Catch you later, Wes!")
     assert rules.difference(a, b, 0.95) is None
+
+
+def test_a_flood_of_near_duplicates_makes_at_most_max_links_conflicts_per_memory(mem):
+    # Each differs from every other in one number: every pair is a conflict candidate. Two batches,
+    # so both the candidates among stored memories and those within a batch are bounded.
+    n = 300
+    report = mem.add_many(
+        [{"text": f"Paragon Clinical MSA: liability cap at {i}x annual fees, carve-out for data breaches.", "agent_id": "legal"}
+         for i in range(n)],
+        batch_size=200,
+    )
+    assert len(report.added) == n
+    found = mem.conflicts(limit=None)
+    per_memory: dict[int, int] = {}
+    for c in found:
+        per_memory[c.memory_id] = per_memory.get(c.memory_id, 0) + 1
+    bound = 3  # lodviz.conflicts.MAX_LINKS, pinned
+    assert found and len(found) <= bound * n  # linear in the import, however alike its memories
+    assert max(per_memory.values()) <= bound
+    assert all(len(event.details.get("conflicts", [])) <= bound * 200 for event in mem.audit(actions=["write"]))

@@ -340,6 +340,25 @@ def imported_history(written: Sequence[tuple[int | None, NewMemory]]) -> dict[st
     return out
 
 
+def conflict_rows(ids: Sequence[int | None], links: Sequence[ConflictLink]) -> list[tuple[int, int, float, str]]:
+    """The rows of a batch's conflict ``links`` once its memories have ``ids`` (None: skipped as a
+    duplicate): (memory id, other id, similarity, reason), each pair once, and at most
+    ``conflicts.MAX_LINKS`` per new memory (its most similar), so that no import, however many
+    near-duplicates it holds, makes more than that many rows per memory."""
+    from lodviz.conflicts import strongest
+
+    def other_id(link: ConflictLink) -> int | None:
+        return ids[link.other] if link.other_is_new else link.other
+
+    unique: dict[tuple[int, int], ConflictLink] = {}
+    for link in links:
+        memory_id, other = ids[link.index], other_id(link)
+        if memory_id is not None and other is not None and other != memory_id:
+            unique.setdefault((int(memory_id), int(other)), link)
+    pair_of = {id(link): pair for pair, link in unique.items()}
+    return [(*pair_of[id(link)], float(link.similarity), link.reason) for link in strongest(unique.values())]
+
+
 def portable_row(row: tuple, columns: Sequence[str]) -> tuple:
     """A row as ``TABLES`` speaks it, from either backend: aware UTC times, float32 embeddings, bytes."""
     out = []

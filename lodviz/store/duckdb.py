@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import threading
 import time
 import uuid
@@ -49,6 +50,7 @@ from lodviz.store.base import (
     MemoryRecord,
     NewMemory,
     Store,
+    conflict_rows,
     dumps,
     imported_history,
     portable_row,
@@ -326,12 +328,113 @@ def _run(con: duckdb.DuckDBPyConnection, sql: str, args: Sequence[Any] | None = 
     return con.execute(sql, args).fetchall() if args is not None else con.execute(sql).fetchall()
 
 
+# -- the files a store makes, and the driver's errors ---------------------------------
+
+#: The permissions of a new store file and of the files beside it (its ``.wal``, ``.journal``, spill files).
+PRIVATE = 0o600
+
+_umask_lock = threading.Lock()
+_umask_users = 0
+_umask_before = 0
+
+
+def _side_file_mode(path: str) -> int:
+    """The permissions of the files a store makes: ``PRIVATE`` for a new store; for an existing
+    one, the store file's own (read and write bits, and always the owner's), since its owner may
+    have shared it with a group on purpose. lodviz never changes the store file's permissions."""
+    try:
+        return (os.stat(path).st_mode & 0o666) | 0o600
+    except OSError:
+        return PRIVATE
+
+
+def _umask_for(mode: int) -> int:
+    """The umask under which new files get ``mode`` and new directories (DuckDB's spill folder) the same
+    plus the search bit wherever they may be read (0600: 0700; 0640: 0750)."""
+    return 0o777 & ~(mode | 0o700 | ((mode & 0o044) >> 2))
+
+
+def _narrow(path: str, mode: int) -> None:
+    """Take away from the file at ``path`` (if there is one, and it is ours) any permission ``mode`` lacks."""
+    try:
+        now = os.stat(path).st_mode & 0o777
+        if now & ~mode:
+            os.chmod(path, now & mode)
+    except OSError:
+        pass
+
+
+@contextmanager
+def _private_files(mask: int) -> Iterator[None]:
+    """Files created meanwhile get none of the permission bits in ``mask``.
+
+    DuckDB makes the store file on connect, its write-ahead log (``<store>.wal``)
+    at the first commit after each checkpoint, and spill files in ``<store>.tmp``
+    when a query outgrows memory, all with the process's umask; so every
+    statement runs with ``mask`` added to it (``DuckDBStore._driver``). The umask
+    belongs to the process: while windows of several threads overlap, each adds
+    its mask, and the last to leave restores what was there before.
+    """
+    global _umask_users, _umask_before
+    with _umask_lock:
+        current = os.umask(0o077)
+        if _umask_users == 0:
+            _umask_before = current
+        os.umask(current | mask)
+        _umask_users += 1
+    try:
+        yield
+    finally:
+        with _umask_lock:
+            _umask_users -= 1
+            if _umask_users == 0:
+                os.umask(_umask_before)
+
+
+#: What an error says when the file system refused a read or a write (a full disk, a size limit, ...).
+_FILE_FAILURE = re.compile(r"could not (?:write|read|sync|truncate|open|create)|no space left|file too large|disk quota", re.I)
+#: The labels DuckDB puts before what happened.
+_DRIVER_LABELS = re.compile(r"^(?:(?:[A-Z][A-Za-z]*)(?: [A-Z][A-Za-z]*)* Error: |Failed to commit: )+")
+
+
+def _is_file_failure(exc: BaseException) -> bool:
+    return isinstance(exc, (OSError, duckdb.IOException)) or bool(_FILE_FAILURE.search(str(exc)))
+
+
+def _store_error(path: str, exc: BaseException) -> StoreError:
+    """The one sentence a DuckDB error (or the journal's ``OSError``) becomes; the only place they are mapped.
+
+    The file system refusing a read or write (a full disk, a size limit)
+    is "the store could not be written: <what DuckDB said>"; any other
+    failure names the store and DuckDB's first line, as the PostgreSQL store
+    does with psycopg's.
+    """
+    if isinstance(exc, OSError) and exc.strerror:
+        reason = f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    else:
+        text = str(exc).strip()
+        first = text.splitlines()[0] if text else type(exc).__name__
+        reason = _DRIVER_LABELS.sub("", first) or first
+    if _is_file_failure(exc):
+        verb = "read" if re.search(r"could not read", reason, re.I) else "written"
+        return StoreError(f"the store could not be {verb}: {reason}")
+    return StoreError(f"{path}: {reason}")
+
+
 def _insert_arrow(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
     con.register("_journalled", rows)
     try:
         _run(con, f"INSERT INTO {table} ({', '.join(rows.column_names)}) SELECT * FROM _journalled")
     finally:
         con.unregister("_journalled")
+
+
+def _roll_back(con: duckdb.DuckDBPyConnection) -> None:
+    """End the open transaction, if there still is one: a failed COMMIT has already rolled it back."""
+    try:
+        _run(con, "ROLLBACK")
+    except duckdb.Error:
+        pass
 
 
 def _lower_this_threads_priority() -> None:
@@ -378,6 +481,7 @@ def _aware(value: datetime | None) -> datetime | None:
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_EPOCH_NAIVE = datetime(1970, 1, 1)
 
 
 def _epoch_us(value: datetime) -> int:
@@ -605,19 +709,34 @@ class DuckDBStore(Store):
     TEXTS_AS_OBJECTS = 2_000_000
     FULL_TEXTS_IN_MEMORY_COMPACT = 64_000_000
 
-    def __init__(self, path: str | Path = ":memory:", *, read_only: bool = False, matrix: str | None = None) -> None:
+    def __init__(
+        self, path: str | Path = ":memory:", *, read_only: bool = False, matrix: str | None = None, journal: str = "refuse"
+    ) -> None:
+        """``journal``: what a read-only open does with writes the last process journalled and did not
+        apply (it was killed): ``"refuse"`` them (a ``StoreError``), or ``"read"`` them as the store's own
+        writes still to come, so that the audit log and the usage it shows include them (``open_store``
+        does that; a writable open applies them)."""
         self.path = str(path)
         self.read_only = read_only
         self.matrix = parse_kind(matrix)  # how the embedding matrix is held in memory (``lodviz.matrix``)
+        if journal not in ("refuse", "read"):
+            raise ValueError(f"journal is 'refuse' or 'read', not {journal!r}")
         if self.path != ":memory:":
             parent = Path(self.path).expanduser().resolve().parent
             if not parent.is_dir():
                 raise StoreError(f"cannot create a store in {parent}: no such directory.")
             if read_only and not Path(self.path).exists():
                 raise StoreError(f"no store at {self.path}.")
+        # The files this store makes are as private as the store file (a new one: PRIVATE).
+        self._mode = PRIVATE if self.path == ":memory:" else _side_file_mode(self.path)
+        self._mask = _umask_for(self._mode)
+        if self.path != ":memory:":
+            for side in (self.path + ".wal", self._journal_path()):
+                _narrow(side, self._mode)  # left by a process before this rule
         try:
             # DuckDB's own progress bar would print over the CLI's output and the app's logs.
-            self._con = duckdb.connect(self.path, read_only=read_only)
+            with _private_files(self._mask):
+                self._con = duckdb.connect(self.path, read_only=read_only)
             self._con.execute("SET enable_progress_bar = false").fetchall()
             if self.matrix != "float32":
                 # A compact matrix is chosen to save memory; DuckDB's buffer
@@ -650,16 +769,21 @@ class DuckDBStore(Store):
         self._in_conflicts: np.ndarray | None = None
         # Searches' writes go through the journal (``lodviz.store.journal``) in a file store.
         self._journal: Journal | None = None
+        # A read-only open's view of what the journal holds and the tables do not yet (``journal="read"``).
+        self._unapplied: list[Entry] = []
         try:
-            if read_only:
-                self._check_schema()
-                self._check_journal()
-            else:
-                apply_migrations(self._con)
-                self._open_journal()
-                self.fold_retrievals()
-        except duckdb.Error as exc:
+            with _private_files(self._mask):
+                if read_only:
+                    self._check_schema()
+                    self._check_journal(read=journal == "read")
+                else:
+                    apply_migrations(self._con)
+                    self._open_journal()
+                    self.fold_retrievals()
+        except (duckdb.Error, OSError) as exc:
             self._con.close()
+            if _is_file_failure(exc):
+                raise _store_error(self.path, exc) from None
             raise StoreError(f"{self.path} is not a lodviz store: {exc}") from None
         except BaseException:
             self._con.close()
@@ -680,7 +804,7 @@ class DuckDBStore(Store):
         store_id = meta.get("store_id", "")
         applied = int(meta.get("journal_applied", "0") or 0)
         left = Journal.read(self._journal_path(), store_id, applied) if store_id else []
-        self._journal = Journal(self._journal_path(), store_id)
+        self._journal = Journal(self._journal_path(), store_id, self._mode)
         self._journal.resume(left, applied)
         if left:
             log.info("%s: applying %d journalled writes the last process left", self.path, len(left))
@@ -688,17 +812,31 @@ class DuckDBStore(Store):
         elif os.path.getsize(self._journal_path()):
             self._journal.clear()  # applied already; the process died before emptying it
 
-    def _check_journal(self) -> None:
-        """A read-only open cannot apply a journal: refuse rather than show a past the log does not match."""
+    def _check_journal(self, read: bool = False) -> None:
+        """A read-only open cannot apply a journal: refuse rather than show a past the log does not match,
+        or (``read``) keep its entries, to show them as the store's writes still to come (``_unapplied``).
+
+        They are writes the store acknowledged (a search returned after its line was
+        flushed); a process killed before it applied them leaves them there, and
+        the next writable open applies them as they are. Reading them makes a
+        read-only open see the store as that open will leave it, which is what
+        ``lodviz audit verify`` must check right after a crash.
+        """
         if self.path == ":memory:":
             return
         meta = self.meta()
         left = Journal.read(self._journal_path(), meta.get("store_id", ""), int(meta.get("journal_applied", "0") or 0))
-        if left:
-            raise StoreError(
-                f"{self.path} has {len(left)} journalled writes the last process did not apply "
-                "(it did not close the store); open it once without read-only to apply them."
-            )
+        if left and read:
+            self._unapplied = left
+            log.info("%s: %d journalled writes not yet applied are read with the tables", self.path, len(left))
+        elif left:
+            raise StoreError(self._unapplied_message(len(left)))
+
+    def _unapplied_message(self, n: int) -> str:
+        return (
+            f"{self.path} has {n} journalled writes the last process did not apply "
+            "(it did not close the store); open it once without read-only to apply them."
+        )
 
     def _name_for_journal(self) -> None:
         """The first journalled write names the store (a copy keeps its source's name): a write to the file."""
@@ -723,7 +861,10 @@ class DuckDBStore(Store):
                 "query": audit.query,
                 "details": dumps(audit.details),
             }
-        self._journal.append(ids, _epoch_us(now) if ids and now is not None else None, row)
+        try:
+            self._journal.append(ids, _epoch_us(now) if ids and now is not None else None, row)
+        except OSError as exc:  # a full disk: not acknowledged, and not in the journal either
+            raise _store_error(self.path, exc) from None
         self._last_journalled = time.monotonic()
         return True
 
@@ -747,10 +888,17 @@ class DuckDBStore(Store):
         """``entries`` are in the tables (under the lock): their retrievals await folding, and the journal forgets them."""
         self._meta = None  # journal_applied changed
         self._pending_retrievals += sum(len(e.ids) for e in entries)
-        journal.applied(entries[-1].seq)  # empties the file when nothing else is pending
+        try:
+            journal.applied(entries[-1].seq)  # empties the file when nothing else is pending
+        except OSError as exc:  # its lines are applied, and skipped when read: the file empties next time
+            log.warning("could not empty the journal of %s: %s", self.path, exc)
 
     def _write_entries(self, con: duckdb.DuckDBPyConnection, entries: list[Entry]) -> None:
         """The rows of ``entries`` and the last sequence applied, in one transaction on ``con``."""
+        with self._driver():
+            self._write_entries_now(con, entries)
+
+    def _write_entries_now(self, con: duckdb.DuckDBPyConnection, entries: list[Entry]) -> None:
         ids = [i for e in entries for i in e.ids]
         audits = [e.audit for e in entries if e.audit]
         _run(con, "BEGIN TRANSACTION")
@@ -780,7 +928,7 @@ class DuckDBStore(Store):
             _run(con, "INSERT OR REPLACE INTO meta VALUES ('journal_applied', ?)", [str(entries[-1].seq)])
             _run(con, "COMMIT")
         except BaseException:
-            _run(con, "ROLLBACK")
+            _roll_back(con)
             raise
 
     # -- the applier: the journal written to the tables off the searches' path --------
@@ -876,8 +1024,30 @@ class DuckDBStore(Store):
 
     # -- transactions ---------------------------------------------------------
 
+    @contextmanager
+    def _driver(self) -> Iterator[None]:
+        """Where this store meets DuckDB: every statement runs inside.
+
+        The files DuckDB makes meanwhile (the ``.wal`` at a commit, spill files)
+        are as private as the store (``_private_files``), and DuckDB's errors
+        become one ``StoreError`` sentence (``_store_error``), as psycopg's do in
+        the PostgreSQL store's ``_run``.
+        """
+        with _private_files(self._mask):
+            try:
+                yield
+            except duckdb.Error as exc:
+                raise _store_error(self.path, exc) from None
+
     def _run(self, sql: str, args: Sequence[Any] | None = None) -> list[tuple]:
-        return _run(self._con, sql, args)
+        with self._driver():
+            return _run(self._con, sql, args)
+
+    def _forget_cached_rows(self) -> None:
+        """What a rolled-back transaction may have cached is not in the file."""
+        self._meta = None
+        self._profiles = None
+        self._in_conflicts = None
 
     @contextmanager
     def atomic(self) -> Iterator[None]:
@@ -901,12 +1071,16 @@ class DuckDBStore(Store):
                 yield
             except BaseException:
                 self._depth = 0
-                self._run("ROLLBACK")
-                self._meta = None  # what a rolled-back set_meta cached is not in the file
-                self._profiles = None
+                _roll_back(self._con)
+                self._forget_cached_rows()
                 raise
             self._depth = 0
-            self._run("COMMIT")
+            try:
+                self._run("COMMIT")
+            except StoreError:  # a full disk: DuckDB rolled it back, and nothing of it is in the file
+                _roll_back(self._con)
+                self._forget_cached_rows()
+                raise
 
     def _insert_audit(self, event: AuditEvent) -> None:
         event.details.setdefault("face", current_face())
@@ -932,7 +1106,7 @@ class DuckDBStore(Store):
         # connection is the only writer of the file.
         with self._lock:
             if self._meta is None:
-                self._meta = dict(self._con.execute("SELECT key, value FROM meta").fetchall())
+                self._meta = dict(self._run("SELECT key, value FROM meta"))
             return dict(self._meta)
 
     def set_meta(self, values: dict[str, str]) -> None:
@@ -960,11 +1134,7 @@ class DuckDBStore(Store):
         if not hashes:
             return set()
         with self._lock:
-            rows = self._con.execute(
-                "SELECT content_hash FROM memories WHERE content_hash IN "
-                "(SELECT unnest(?::VARCHAR[]))",
-                [hashes],
-            ).fetchall()
+            rows = self._run("SELECT content_hash FROM memories WHERE content_hash IN (SELECT unnest(?::VARCHAR[]))", [hashes])
         return {r[0] for r in rows}
 
     def insert(
@@ -1033,19 +1203,23 @@ class DuckDBStore(Store):
                     )
                 finally:
                     self._con.unregister("_incoming")
-                found = [
-                    (ids[link.index], ids[link.other] if link.other_is_new else link.other, link.similarity, link.reason)
-                    for link in links
-                    if ids[link.index] is not None and (not link.other_is_new or ids[link.other] is not None)
-                ]
+                found = conflict_rows(ids, links)  # at most conflicts.MAX_LINKS per new memory
                 if found:
                     self._in_conflicts = None
-                for memory_id, other_id, similarity, reason in found:
-                    self._run(
-                        "INSERT INTO conflicts (memory_id, other_id, similarity, reason, detected_at) VALUES (?, ?, ?, ?, ?) "
-                        "ON CONFLICT DO NOTHING",
-                        [memory_id, other_id, float(similarity), reason, _naive(_utcnow())],
-                    )
+                    self._con.register("_links", pa.table({
+                        "memory_id": pa.array([f[0] for f in found], pa.int64()),
+                        "other_id": pa.array([f[1] for f in found], pa.int64()),
+                        "similarity": pa.array([f[2] for f in found], pa.float64()),
+                        "reason": pa.array([f[3] for f in found], pa.string()),
+                    }))
+                    try:  # one statement for the batch's links, not one each
+                        self._run(
+                            "INSERT INTO conflicts (memory_id, other_id, similarity, reason, detected_at) "
+                            "SELECT memory_id, other_id, similarity, reason, ? FROM _links ON CONFLICT DO NOTHING",
+                            [_naive(_utcnow())],
+                        )
+                    finally:
+                        self._con.unregister("_links")
                 if audit is not None:
                     audit.details.setdefault("ids", [ids[i] for i in fresh])
                     if found:
@@ -1080,6 +1254,11 @@ class DuckDBStore(Store):
                     [ids, ids],
                 )
             }
+            wanted = set(ids)
+            for entry in self._unapplied:  # a read-only open's journalled searches (``_check_journal``)
+                for memory_id in entry.ids:
+                    if memory_id in wanted:
+                        usage[memory_id] = (_EPOCH_NAIVE + timedelta(microseconds=entry.retrieved_us or 0), usage.get(memory_id, (None, 0))[1] + 1)
         return {row[0]: _record(row, *usage.get(row[0], (None, 0))) for row in rows}
 
     _TIER_COLUMN = {1: "headline", 2: "summary"}
@@ -1123,7 +1302,10 @@ class DuckDBStore(Store):
                 # Now, not in the first search: the store's name and the journal's room are writes
                 # flushed to disk (an empty store stays empty: see _open_journal).
                 self._name_for_journal()
-                self._journal.reserve()
+                try:
+                    self._journal.reserve()
+                except OSError as exc:  # room made ahead is an optimisation: the first search tries again
+                    log.warning("could not make room in the journal of %s: %s", self.path, exc)
             if cache.terms is not None:
                 return
             n = cache.n
@@ -1163,9 +1345,10 @@ class DuckDBStore(Store):
         if cache.short_texts is None:
             limit = self.FULL_TEXTS_IN_MEMORY if self.matrix == "float32" else self.FULL_TEXTS_IN_MEMORY_COMPACT
             full = int(cache.column("len_text")[: cache.n].sum()) <= limit
-            table = self._con.sql(
-                f"SELECT id, headline, summary, source{', text' if full else ''} FROM memories"
-            ).to_arrow_table()
+            with self._driver():
+                table = self._con.sql(
+                    f"SELECT id, headline, summary, source{', text' if full else ''} FROM memories"
+                ).to_arrow_table()
             order = np.argsort(table.column("id").to_numpy(), kind="stable")
             if not np.array_equal(table.column("id").to_numpy()[order], cache.column("ids")[: cache.n]):
                 raise StoreError(f"{self.path} changed under this process; reopen it.")
@@ -1182,9 +1365,17 @@ class DuckDBStore(Store):
         with self._lock:
             if self._cache is None:
                 self._settle()
-                ids = self._con.sql("SELECT id FROM memories ORDER BY id").to_arrow_table().column("id")
-                batches = self._con.sql(_STATE_SQL.format(where="")).to_arrow_reader(_LOAD_BATCH)
-                self._cache = _Cache(*_state_from_batches(batches, np.asarray(ids.to_numpy(), dtype=np.int64), self.matrix))
+                with self._driver():
+                    ids = self._con.sql("SELECT id FROM memories ORDER BY id").to_arrow_table().column("id")
+                    batches = self._con.sql(_STATE_SQL.format(where="")).to_arrow_reader(_LOAD_BATCH)
+                    cache = _Cache(*_state_from_batches(batches, np.asarray(ids.to_numpy(), dtype=np.int64), self.matrix))
+                for entry in self._unapplied:  # a read-only open's journalled searches, as touch counts them
+                    rows = cache.rows(entry.ids)
+                    known = rows < cache.n
+                    known[known] = cache.column("ids")[rows[known]] == np.asarray(entry.ids, dtype=np.int64)[known]
+                    cache.column("last_retrieved_at")[rows[known]] = (entry.retrieved_us or 0) / 1e6
+                    np.add.at(cache.column("retrieval_count"), rows[known], 1)
+                self._cache = cache
                 self._version += 1
             return self._cache
 
@@ -1259,7 +1450,7 @@ class DuckDBStore(Store):
             if self._pending_retrievals >= self.FOLD_AT:
                 try:
                     self.fold_retrievals()
-                except duckdb.Error as exc:  # upkeep only: the retrievals are stored; try again next time
+                except StoreError as exc:  # upkeep only: the retrievals are stored; try again next time
                     log.warning("could not fold the retrieval log into usage: %s", exc)
 
     def fold_retrievals(self) -> int:
@@ -1451,7 +1642,7 @@ class DuckDBStore(Store):
             return
         try:
             self._apply_journal()
-        except duckdb.Error as exc:
+        except StoreError as exc:  # the entries stay in the journal, for the next try
             log.warning("could not apply the journal to %s yet: %s", self.path, exc)
 
     def audit(
@@ -1488,12 +1679,20 @@ class DuckDBStore(Store):
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         with self._lock:
             self._settle()
-            rows = self._con.execute(
+            # A read-only open's journalled audit lines come after every row of the table.
+            extra = [
+                e for e in reversed(self._unapplied_events())
+                if (after_id is None or (e.id or 0) > after_id) and (agent_id is None or e.agent_id == agent_id)
+                and (not actions or e.action in actions) and (memory_id is None or e.memory_id == memory_id)
+                and (since is None or (e.at is not None and e.at >= utc(since)))
+                and (until is None or (e.at is not None and e.at <= utc(until)))
+            ][: int(limit)]
+            rows = self._run(
                 "SELECT id, occurred_at, action, actor, agent_id, memory_id, query, details FROM audit "
                 f"{where} ORDER BY id DESC LIMIT ?",
-                [*args, int(limit)],
-            ).fetchall()
-        return [
+                [*args, int(limit) - len(extra)],
+            )
+        return extra + [
             AuditEvent(
                 id=r[0],
                 at=_aware(r[1]),
@@ -1505,6 +1704,24 @@ class DuckDBStore(Store):
                 details=json.loads(r[7]),
             )
             for r in rows
+        ]
+
+    def _unapplied_events(self) -> list[AuditEvent]:
+        """The audit lines of a read-only open's journalled writes, oldest first, numbered as applying them will."""
+        if not self._unapplied:
+            return []
+        last = self._run(
+            "SELECT coalesce((SELECT last_value FROM duckdb_sequences() WHERE sequence_name = 'audit_id'), "
+            "(SELECT max(id) FROM audit), 0)"
+        )[0][0]
+        audits = [e.audit for e in self._unapplied if e.audit]
+        return [
+            AuditEvent(
+                id=int(last or 0) + n, at=_EPOCH + timedelta(microseconds=a["occurred_us"]), action=a["action"],
+                actor=a["actor"], agent_id=a["agent_id"], memory_id=a["memory_id"], query=a["query"],
+                details=json.loads(a["details"]),
+            )
+            for n, a in enumerate(audits, start=1)
         ]
 
     _PROFILE_FIELDS = ("alpha", "lam", "theta1", "theta2", "theta3", "k")
@@ -1522,9 +1739,7 @@ class DuckDBStore(Store):
         # Kept in memory, like meta: an agent's every search asks for its profile,
         # and only this connection writes the file. Callers hold the lock and copy what they hand out.
         if self._profiles is None:
-            rows = self._con.execute(
-                f"SELECT agent_id, {', '.join(self._PROFILE_FIELDS)} FROM profiles ORDER BY agent_id"
-            ).fetchall()
+            rows = self._run(f"SELECT agent_id, {', '.join(self._PROFILE_FIELDS)} FROM profiles ORDER BY agent_id")
             self._profiles = {r[0]: dict(zip(self._PROFILE_FIELDS, r[1:])) for r in rows}
         return self._profiles
 
@@ -1578,12 +1793,19 @@ class DuckDBStore(Store):
     def read_table(self, table: str, batch: int = 10_000) -> Iterator[list[tuple]]:
         columns = TABLES[table]
         source = "usage_totals" if table == "usage" else table
+        if self._unapplied:  # a copy takes the tables as they are: apply the journal to them first
+            raise StoreError(self._unapplied_message(len(self._unapplied)))
         with self._lock:
             self._settle()
             cursor = self._con.cursor()
         try:
-            cursor.execute(f"SELECT {', '.join(columns)} FROM {source} ORDER BY {TABLE_ORDER[table]}")
-            while rows := cursor.fetchmany(batch):
+            with self._driver():
+                cursor.execute(f"SELECT {', '.join(columns)} FROM {source} ORDER BY {TABLE_ORDER[table]}")
+            while True:
+                with self._driver():
+                    rows = cursor.fetchmany(batch)
+                if not rows:
+                    break
                 yield [portable_row(row, columns) for row in rows]
         finally:
             cursor.close()
@@ -1597,7 +1819,7 @@ class DuckDBStore(Store):
             at = columns.index("embedding")
             stored = [(*row[:at], np.asarray(row[at], dtype=np.float32).tolist(), *row[at + 1:]) for row in stored]
         marks = ", ".join("?" for _ in columns)
-        with self.atomic():
+        with self.atomic(), self._driver():
             self._con.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", stored)
             self._in_conflicts = None
             self._profiles = None
@@ -1619,7 +1841,7 @@ class DuckDBStore(Store):
             if self._journal is not None:
                 try:
                     self._settle()
-                except duckdb.Error as exc:  # the journal keeps them: the next open applies them
+                except StoreError as exc:  # the journal keeps them: the next open applies them
                     log.warning("could not apply the journal to %s on close: %s", self.path, exc)
                 self._journal.close()
                 if not self._journal.pending:

@@ -22,6 +22,7 @@ is never applied to it.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -53,12 +54,23 @@ class Entry:
 
 
 class Journal:
-    """An append-only file of ``Entry`` lines beside the store file (``<store>.journal``)."""
+    """An append-only file of ``Entry`` lines beside the store file (``<store>.journal``).
 
-    def __init__(self, path: str, store_id: str) -> None:
+    It holds what searches retrieved and their audit lines: as private as the
+    store. A new file is made with ``mode`` (the store's permissions), and an
+    old one that is more open than that is narrowed to it.
+    """
+
+    def __init__(self, path: str, store_id: str, mode: int = 0o600) -> None:
         self.path = path
         self.store_id = store_id
-        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, mode)
+        try:
+            now = os.fstat(self._fd).st_mode & 0o777
+            if now & ~mode:
+                os.fchmod(self._fd, now & mode)
+        except OSError:  # not ours to change (another owner's store, opened for reading its journal)
+            pass
         self._size = os.fstat(self._fd).st_size  # written (lines or zeros) and flushed
         self._end = self._size  # where the next line goes; what is already there is unknown until ``clear``
         self.pending: list[Entry] = []  # appended, not yet applied
@@ -110,16 +122,16 @@ class Journal:
             self._reserve(stop)
         try:
             if os.pwrite(self._fd, line, start) != len(line):  # a full disk
-                raise OSError(f"short write to {self.path}")
+                raise _short_write(self.path)
             os.fdatasync(self._fd)
-        except OSError:
+        except OSError as exc:
             # Not flushed, so not acknowledged: zero the line whole, or it could
             # reach the disk later and be applied after a crash.
             try:
                 os.pwrite(self._fd, bytes(len(line)), start)
             except OSError:
                 pass
-            raise
+            raise _named(exc, self.path) from None
         self._end = stop
         self._next += 1
         self.pending.append(entry)
@@ -135,11 +147,14 @@ class Journal:
         size = max(stop, self._size + CHUNK)
         try:
             if os.pwrite(self._fd, bytes(size - self._size), self._size) != size - self._size:
-                raise OSError(f"short write to {self.path}")
+                raise _short_write(self.path)
             os.fdatasync(self._fd)
-        except OSError:
-            os.ftruncate(self._fd, self._size)
-            raise
+        except OSError as exc:
+            try:
+                os.ftruncate(self._fd, self._size)
+            except OSError:
+                pass
+            raise _named(exc, self.path) from None
         self._size = size
 
     @property
@@ -170,6 +185,18 @@ class Journal:
             os.close(self._fd)
         except OSError:
             pass
+
+
+def _short_write(path: str) -> OSError:
+    """A write that wrote less than it was given: the disk or the file size limit is full."""
+    return OSError(errno.ENOSPC, "a short write (the disk is full, or the file at its size limit)", path)
+
+
+def _named(exc: OSError, path: str) -> OSError:
+    """``exc`` with the journal's path, for a message that says which file could not be written."""
+    if exc.filename is not None or exc.errno is None:
+        return exc
+    return OSError(exc.errno, exc.strerror, path)
 
 
 __all__ = ["Journal", "Entry", "BATCH", "SYNC_AT"]

@@ -56,6 +56,7 @@ from lodviz.store.base import (
     MemoryRecord,
     NewMemory,
     Store,
+    conflict_rows,
     dumps,
     imported_history,
     portable_row,
@@ -219,9 +220,18 @@ def _m002_tokens(cur: Any) -> None:
     )
 
 
+def _m003_audit_no_truncate(cur: Any) -> None:
+    # TRUNCATE fires no row trigger: the append-only rule needs a statement trigger of its own.
+    cur.execute(
+        "CREATE TRIGGER audit_no_truncate BEFORE TRUNCATE ON audit "
+        "FOR EACH STATEMENT EXECUTE FUNCTION audit_is_append_only()"
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
     ("001_initial", _m001_initial),
     ("002_tokens", _m002_tokens),
+    ("003_audit_no_truncate", _m003_audit_no_truncate),
 ]
 
 
@@ -420,21 +430,21 @@ class PostgresStore(Store):
                             m.kind, m.source, dumps(m.metadata), stamp,
                         ))
                 used = [(ids[i], memories[i]) for i in fresh if memories[i].retrieval_count or memories[i].last_retrieved_at]
-                for used_id, m in used:
+                if used:  # one statement each for the batch's usage and its conflict links, not one per row
                     self._run(
-                        "INSERT INTO usage VALUES (%s, %s, %s, %s)",
-                        [used_id, int(m.retrieval_count), utc(m.last_retrieved_at) if m.last_retrieved_at else None, stamp],
+                        "INSERT INTO usage SELECT u.*, %s FROM unnest(%s::bigint[], %s::int[], %s::timestamptz[]) AS u",
+                        [
+                            stamp, [used_id for used_id, _ in used], [int(m.retrieval_count) for _, m in used],
+                            [utc(m.last_retrieved_at) if m.last_retrieved_at else None for _, m in used],
+                        ],
                     )
-                found = [
-                    (ids[link.index], ids[link.other] if link.other_is_new else link.other, link.similarity, link.reason)
-                    for link in links
-                    if ids[link.index] is not None and (not link.other_is_new or ids[link.other] is not None)
-                ]
-                for new_id, other_id, similarity, reason in found:
+                found = conflict_rows(ids, links)  # at most conflicts.MAX_LINKS per new memory
+                if found:
                     self._run(
-                        "INSERT INTO conflicts (memory_id, other_id, similarity, reason, detected_at) VALUES (%s, %s, %s, %s, now()) "
+                        "INSERT INTO conflicts (memory_id, other_id, similarity, reason, detected_at) "
+                        "SELECT l.*, now() FROM unnest(%s::bigint[], %s::bigint[], %s::float8[], %s::text[]) AS l "
                         "ON CONFLICT DO NOTHING",
-                        [new_id, other_id, float(similarity), reason],
+                        [[f[0] for f in found], [f[1] for f in found], [f[2] for f in found], [f[3] for f in found]],
                     )
                 if audit is not None:
                     audit.details.setdefault("ids", [ids[i] for i in fresh])
