@@ -699,7 +699,20 @@ def token_list(session: CliContext, as_json: bool) -> None:
 @click.argument("token_id")
 @pass_session
 def token_revoke(session: CliContext, token_id: str) -> None:
-    """Revoke a token: its identity is refused from the next request on (audited)."""
+    """Revoke a token: its identity is refused from the next request on (audited).
+
+    While a `lodviz serve` holds a DuckDB store, the revocation goes through
+    that server (which takes effect at once); otherwise the store is opened here.
+    """
+    from lodviz.serve import registry
+    from lodviz.store.postgres import is_postgres_url
+
+    if session.store != ":memory:" and not is_postgres_url(session.store) and Path(session.store).exists():
+        entry = registry.live_entry(session.store)
+        if entry is not None and entry.control:
+            data = registry.revoke_through(entry, token_id, "cli")
+            _say(f"Revoked token {data['id']} of {_field(data['name'])} ({data['role']}) through the server at {entry.url}.")
+            return
     record = session.open(must_exist=True).revoke_token(token_id)
     _say(f"Revoked token {record.id} of {_field(record.name)} ({record.role}).")
 

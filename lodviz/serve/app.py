@@ -5,6 +5,8 @@
     /mcp/<agent>    the same endpoint, acting for <agent>
     /api/health     {"service": "lodviz", "store": ..., "pid": ...}
     /api/promote    POST {"memory_id": 42, "reason": "..."}: promote (needs an auditor)
+    /api/control/revoke  POST {"token_id": "...", "actor": "..."} with ``X-Lodviz-Control``: the
+                    store owner's revocation while this server holds the file (``lodviz token revoke``)
     /login          the sign-in form of a server run with --auth (sets the session cookie)
 
 Every request passes ``lodviz.serve.auth.Gate`` first: the Host header, the
@@ -34,6 +36,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from starlette.types import Receive, Scope, Send
 
 DEFAULT_HOST = "127.0.0.1"
+#: The header that carries the registry file's control secret (``lodviz.serve.registry``).
+CONTROL_HEADER = "X-Lodviz-Control"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
@@ -83,6 +87,7 @@ class LodvizServer:
         auth: bool = False,
         read_only: bool = False,
         allowed_hosts: tuple[str, ...] = (),
+        control: str = "",
     ) -> None:
         from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
         from mcp.server.transport_security import TransportSecuritySettings
@@ -93,6 +98,7 @@ class LodvizServer:
         from lodviz.serve.auth import Gate
 
         self.gate = Gate(mem, host=host, auth=auth, read_only=read_only, allowed_hosts=allowed_hosts)
+        self.control = control  # the registry file's secret: whoever can read that file owns the store
         self.mem = mem
         self.agent = check_agent(agent) if agent is not None else None
         self.loopback = host in LOOPBACK
@@ -207,6 +213,9 @@ class LodvizServer:
         if path in ("/login", "/logout"):
             await self._login(scope, receive, send, headers)
             return
+        if path == "/api/control/revoke":
+            await self._control_revoke(scope, receive, send, headers)
+            return
         try:
             identity = self.gate.identity(headers)
         except LodvizError as exc:
@@ -276,6 +285,33 @@ class LodvizServer:
             if self.gate.auth:
                 response.set_cookie(auth.COOKIE, token, httponly=True, samesite="strict", path="/")
         await response(scope, receive, send)
+
+    async def _control_revoke(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]) -> None:
+        """Revoke a token for the store's owner, who proved it with the registry file's secret."""
+        import hmac
+        import json
+
+        import anyio.to_thread
+        from starlette.responses import JSONResponse
+
+        given = headers.get(CONTROL_HEADER.lower(), "")
+        if scope.get("method") != "POST" or not self.control or not hmac.compare_digest(given.encode(), self.control.encode()):
+            await JSONResponse({"error": "this route takes the store owner's control secret (from the registry file)."}, 403)(scope, receive, send)
+            return
+        body = await _read_body(receive, headers.get("content-length")) or b""
+        try:
+            request = json.loads(body)
+            token_id, actor = str(request["token_id"]), str(request.get("actor") or "cli")
+        except (ValueError, KeyError, TypeError):
+            await JSONResponse({"error": 'send {"token_id": "...", "actor": "..."}.'}, 400)(scope, receive, send)
+            return
+        try:
+            record = await anyio.to_thread.run_sync(lambda: self.mem.revoke_token(token_id, actor=actor))
+        except LodvizError as exc:
+            await JSONResponse({"error": str(exc)}, 400)(scope, receive, send)
+            return
+        self.gate.forget_token(record.id)  # refused from the next request on, not after the cache's 2 s
+        await JSONResponse({"token": record.to_dict()})(scope, receive, send)
 
     async def _mcp(self, scope: Scope, receive: Receive, send: Send, identity: Any = None) -> None:
         """Find the agent (path, header, query, fixed, or the token's), pass it on as the header."""

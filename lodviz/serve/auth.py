@@ -93,6 +93,12 @@ class Gate:
     def forget(self, token: str) -> None:
         self._checked.pop(token, None)
 
+    def forget_token(self, token_id: str) -> None:
+        """Drop every cached check of the token with this id (it was just revoked)."""
+        for token, (_, identity) in list(self._checked.items()):
+            if identity.token_id == token_id:
+                self._checked.pop(token, None)
+
     def within_rate(self, identity: Identity) -> bool:
         """Count a request of ``identity``; False past ``LODVIZ_RATE_LIMIT`` in the current minute."""
         if not self.rate or identity is LOCAL:  # the single local user of an unauthenticated server is not throttled

@@ -12,6 +12,7 @@ import contextlib
 import errno
 import logging
 import os
+import secrets
 import signal
 import socket
 import sys
@@ -157,7 +158,8 @@ def serve(
                 raise ServeError("--auth is on but the store has no live token; create one first: `lodviz token create NAME --role admin`.")
             mem.embedder.embed(["lodviz"])  # load the model now, not on the first search
             entry = registry.ServeEntry(
-                url=url, mcp_url=url + "mcp/", pid=os.getpid(), store=key, agent=agent, version=lodviz.__version__
+                url=url, mcp_url=url + "mcp/", pid=os.getpid(), store=key, agent=agent, version=lodviz.__version__,
+                control="" if in_memory else secrets.token_urlsafe(32),
             )
 
             def started() -> None:
@@ -191,6 +193,7 @@ def serve(
                 auth=auth,
                 read_only=read_only,
                 allowed_hosts=allowed_hosts,
+                control=entry.control,
             )
             config = uvicorn.Config(
                 app,

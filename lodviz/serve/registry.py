@@ -8,9 +8,14 @@ store::
     {"url": "http://127.0.0.1:8050/", "mcp_url": "http://127.0.0.1:8050/mcp/",
      "pid": 4242, "store": "/abs/path/memory.duckdb", "agent": null, ...}
 
-The file is written once the server answers and removed when it stops. An
-entry whose process is gone, or whose address does not answer as lodviz for
-this store, is stale and ignored. ``lodviz mcp`` (stdio) reads it to reach the
+The file is written once the server answers (private to its owner: it holds
+the server's control secret, which lets the store's owner revoke a token
+through the server that holds the file) and removed when it stops. An entry is
+trusted only as far as it can be checked, because anyone who can write beside
+the store can plant one: the file must belong to this user; on Linux its
+process must hold the store's lock and listen on its address; and the address
+must answer as lodviz for this store with that pid. Anything else is stale or
+planted, and ignored. ``lodviz mcp`` (stdio) reads it to reach the
 owner, and starts one with :func:`ensure_serve` when there is none.
 
 Everything here is standard library only: the stdio proxy imports it on start.
@@ -56,6 +61,8 @@ class ServeEntry:
     agent: str | None = None
     started_at: float = field(default_factory=time.time)
     version: str = ""
+    #: A secret the server accepts from the store's owner (``X-Lodviz-Control``), e.g. to revoke a token.
+    control: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -70,6 +77,7 @@ class ServeEntry:
             agent=data.get("agent") or None,
             started_at=float(data.get("started_at") or 0.0),
             version=str(data.get("version") or ""),
+            control=str(data.get("control") or ""),
         )
 
 
@@ -106,15 +114,23 @@ def write_entry(entry: ServeEntry) -> Path:
     """Register ``entry`` for its store (atomically: readers never see half a file)."""
     path = registry_path(entry.store)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(entry.to_dict(), indent=2) + "\n", encoding="utf-8")
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # private: it holds the control secret
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(json.dumps(entry.to_dict(), indent=2) + "\n")
     os.replace(tmp, path)
     return path
 
 
 def read_entry(store: str | os.PathLike[str]) -> ServeEntry | None:
-    """The registered entry, alive or not; None if there is none or it is unreadable."""
+    """The registered entry, alive or not; None if there is none, it is unreadable, or it is
+    not this user's (another user's file beside the store is a plant, not a server of ours)."""
+    path = registry_path(store)
     try:
-        data = json.loads(registry_path(store).read_text(encoding="utf-8"))
+        if hasattr(os, "geteuid") and path.stat().st_uid != os.geteuid():
+            return None
+        data = json.loads(path.read_text(encoding="utf-8"))
         return ServeEntry.from_dict(data)
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -172,12 +188,105 @@ def live_entry(store: str | os.PathLike[str], *, check_http: bool = True, timeou
     if not pid_alive(entry.pid):
         remove_entry(store, entry.pid)
         return None
+    if not owns(entry, store_key(store)):
+        return None
     if not check_http:
         return entry
     answer = health(entry.url, timeout)
     if answer is None or answer.get("pid") != entry.pid or answer.get("store") != str(store_key(store)):
         return None
     return entry
+
+
+# -- checking an owner ----------------------------------------------------------------------
+
+
+def owns(entry: ServeEntry, store: Path) -> bool:
+    """Does ``entry``'s process hold ``store`` and listen where the entry says?
+
+    Linux tells both (``/proc/locks``: DuckDB holds a POSIX lock on the file
+    it writes; ``/proc/net/tcp*`` and the process's descriptors: the socket).
+    Elsewhere there is nothing to read, and the health answer decides alone.
+    """
+    if not Path("/proc/locks").exists():
+        return True
+    try:
+        inode = store.stat().st_ino
+    except OSError:
+        return False
+    return _holds_lock(entry.pid, inode) and _listens(entry.pid, entry.url)
+
+
+def _holds_lock(pid: int, inode: int) -> bool:
+    try:
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return False
+    for line in lines:
+        fields = line.split()
+        for i, value in enumerate(fields[1:], start=1):
+            if value.count(":") == 2 and fields[i - 1].isdigit():  # "<pid> <major>:<minor>:<inode>"
+                if int(fields[i - 1]) == pid and value.rsplit(":", 1)[1] == str(inode):
+                    return True
+    return False
+
+
+def _listens(pid: int, url: str) -> bool:
+    from urllib.parse import urlsplit
+
+    try:
+        port = urlsplit(url).port
+    except ValueError:
+        return False
+    if not port:
+        return False
+    sockets: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if len(fields) > 9 and fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
+                sockets.add(f"socket:[{fields[9]}]")
+    if not sockets:
+        return False
+    try:
+        descriptors = list(Path(f"/proc/{pid}/fd").iterdir())
+    except OSError:
+        return False
+    for fd in descriptors:
+        with contextlib.suppress(OSError):
+            if os.readlink(fd) in sockets:
+                return True
+    return False
+
+
+def revoke_through(entry: ServeEntry, token_id: str, actor: str, timeout: float = 30.0) -> dict[str, Any]:
+    """Revoke a token through the server that holds the store (``entry``, checked by ``live_entry``).
+
+    The registry file's control secret proves the caller may read what only
+    the store's owner may; the server revokes, audits and forgets the token at once.
+    Returns the revoked token's record; raises ``StoreError`` with the server's sentence.
+    """
+    request = urllib.request.Request(
+        entry.url.rstrip("/") + "/api/control/revoke",
+        data=json.dumps({"token_id": token_id, "actor": actor}).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json", "X-Lodviz-Control": entry.control},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return dict(json.loads(response.read().decode("utf-8"))["token"])
+    except urllib.error.HTTPError as exc:
+        try:
+            message = str(json.loads(exc.read().decode("utf-8"))["error"])
+        except (ValueError, KeyError, TypeError):
+            message = f"the server at {entry.url} answered {exc.code}"
+        raise StoreError(message) from None
+    except (OSError, ValueError, KeyError) as exc:
+        raise StoreError(f"the server holding the store ({entry.url}) did not answer: {exc}") from None
 
 
 # -- starting an owner ---------------------------------------------------------------------
@@ -336,6 +445,8 @@ __all__ = [
     "live_entry",
     "pid_alive",
     "health",
+    "owns",
+    "revoke_through",
     "ensure_serve",
     "serve_command_line",
     "AUTO_IDLE_TIMEOUT",
