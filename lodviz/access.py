@@ -137,8 +137,17 @@ def token_id_of(token: str) -> str | None:
     return token_id if len(token_id) == 8 and rest else None
 
 
+#: The id looked up for a string that is not shaped like a token (no token has it: ids are hex).
+NO_TOKEN_ID = "--------"
+#: What an unknown token's digest is compared with, so that it costs what a known one does.
+_NO_DIGEST = "0" * 64
+
+
 def matches(record: TokenRecord | None, token: str) -> bool:
-    return record is not None and hmac.compare_digest(record.secret_sha256, digest(token))
+    """Does ``token`` prove ``record``? One hash and one constant-time comparison, record or not."""
+    expected = record.secret_sha256 if record is not None else _NO_DIGEST
+    same = hmac.compare_digest(expected, digest(token))
+    return record is not None and same
 
 
 #: Which face a change comes through ("cli", "app", "mcp", "api" for the library),

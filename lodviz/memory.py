@@ -1821,11 +1821,16 @@ class Memory:
         return revoked
 
     def authenticate(self, token: str | None) -> Identity:
-        """The identity a token proves; ``Unauthenticated`` for none, an unknown or a revoked one."""
-        token_id = access.token_id_of(token or "")
-        record = self._store.token(token_id) if token_id else None
-        if record is None or not access.matches(record, token or ""):
+        """The identity a token proves; ``Unauthenticated`` for none, an unknown or a revoked one.
+
+        The same work whatever the token (one lookup, one hash, one constant-time
+        comparison), so the time of a refusal does not tell whether a token id exists.
+        """
+        token = token or ""
+        record = self._store.token(access.token_id_of(token) or access.NO_TOKEN_ID)
+        if not access.matches(record, token):
             raise Unauthenticated("no valid token: send Authorization: Bearer <token> (`lodviz token create`).")
+        assert record is not None
         if record.revoked_at is not None:
             raise Unauthenticated(f"token {record.id} was revoked.")
         return record.identity

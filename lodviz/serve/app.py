@@ -217,8 +217,15 @@ class LodvizServer:
             await self._control_revoke(scope, receive, send, headers)
             return
         try:
-            identity = self.gate.identity(headers)
+            client = (scope.get("client") or ("", 0))[0]
+            identity = self.gate.identity(headers, client)
         except LodvizError as exc:
+            if isinstance(exc, auth.TooManyFailures):
+                message = str(exc)
+                response = _rpc_error(message, 429) if is_mcp else JSONResponse({"error": message}, 429)
+                response.headers["Retry-After"] = "60"
+                await response(scope, receive, send)
+                return
             if is_mcp:
                 response = _rpc_error(str(exc), 401)
                 response.headers["WWW-Authenticate"] = 'Bearer realm="lodviz"'
@@ -275,7 +282,8 @@ class LodvizServer:
         else:
             token = auth.form_token(await _read_body(receive, headers.get("content-length")) or b"") or ""
             try:
-                identity = self.gate.identity({"authorization": f"Bearer {token}"}) if self.gate.auth else None
+                client = (scope.get("client") or ("", 0))[0]
+                identity = self.gate.identity({"authorization": f"Bearer {token}"}, client) if self.gate.auth else None
                 if identity is not None:
                     identity.require("view", "open the landscape")
             except LodvizError as exc:

@@ -38,6 +38,15 @@ COOKIE = "lodviz_token"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 #: How long a checked token is trusted before it is looked up again (a revocation takes effect within this).
 TOKEN_TTL_SECONDS = 2.0
+#: Failed sign-ins a client address may make in a minute; past it, only tokens that proved
+#: themselves recently are checked, the rest get 429 without a lookup (a flood cannot slow the store).
+FAILED_AUTH_PER_MINUTE = 60
+#: How long a token that proved itself is let through a flood of failures from its address.
+KNOWN_GOOD_SECONDS = 3600.0
+
+
+class TooManyFailures(Unauthenticated):
+    """Too many failed sign-ins from this address in the last minute."""
 
 
 class Gate:
@@ -58,6 +67,8 @@ class Gate:
         self._checked: dict[str, tuple[float, Identity]] = {}
         self.rate = limits.current().rate_per_minute
         self._windows: dict[str, tuple[float, int]] = {}  # identity -> (window start, requests in it)
+        self._failures: dict[str, tuple[float, int]] = {}  # client address -> (window start, failures in it)
+        self._good: dict[str, float] = {}  # token -> when it last proved itself
 
     # -- Host --------------------------------------------------------------------------
 
@@ -73,31 +84,55 @@ class Gate:
 
     # -- identity -------------------------------------------------------------------------
 
-    def identity(self, headers: dict[str, str]) -> Identity:
-        """Who sends a request with these (lower-cased) headers; ``Unauthenticated`` if nobody valid."""
+    def identity(self, headers: dict[str, str], client: str = "") -> Identity:
+        """Who sends a request with these (lower-cased) headers from ``client`` (its address);
+        ``Unauthenticated`` if nobody valid, ``TooManyFailures`` while its address floods."""
         if not self.auth:
             return LOCAL
         token = bearer(headers.get("authorization")) or cookie(headers.get("cookie"), COOKIE)
-        if not token:
-            raise Unauthenticated("this lodviz server needs a token: send Authorization: Bearer <token>, or sign in at /login.")
         now = time.monotonic()
+        if not token:
+            self._failed(client, now)
+            raise Unauthenticated("this lodviz server needs a token: send Authorization: Bearer <token>, or sign in at /login.")
         seen = self._checked.get(token)
         if seen is not None and now - seen[0] < TOKEN_TTL_SECONDS:
             return seen[1]
-        identity = self.mem.authenticate(token)
+        if self._flooding(client, now) and now - self._good.get(token, -KNOWN_GOOD_SECONDS) >= KNOWN_GOOD_SECONDS:
+            raise TooManyFailures(f"too many failed sign-ins from this address (over {FAILED_AUTH_PER_MINUTE} a minute); try again in a minute.")
+        try:
+            identity = self.mem.authenticate(token)
+        except Unauthenticated:
+            self._failed(client, now)
+            raise
         if len(self._checked) > 10_000:
             self._checked.clear()
+        if len(self._good) > 10_000:
+            self._good.clear()
         self._checked[token] = (now, identity)
+        self._good[token] = now
         return identity
+
+    def _failed(self, client: str, now: float) -> None:
+        start, count = self._failures.get(client, (now, 0))
+        if now - start >= 60.0:
+            start, count = now, 0
+        if len(self._failures) > 10_000:
+            self._failures.clear()
+        self._failures[client] = (start, count + 1)
+
+    def _flooding(self, client: str, now: float) -> bool:
+        start, count = self._failures.get(client, (now, 0))
+        return now - start < 60.0 and count >= FAILED_AUTH_PER_MINUTE
 
     def forget(self, token: str) -> None:
         self._checked.pop(token, None)
+        self._good.pop(token, None)
 
     def forget_token(self, token_id: str) -> None:
         """Drop every cached check of the token with this id (it was just revoked)."""
         for token, (_, identity) in list(self._checked.items()):
             if identity.token_id == token_id:
-                self._checked.pop(token, None)
+                self.forget(token)
 
     def within_rate(self, identity: Identity) -> bool:
         """Count a request of ``identity``; False past ``LODVIZ_RATE_LIMIT`` in the current minute."""

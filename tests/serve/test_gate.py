@@ -63,3 +63,16 @@ def test_an_mcp_call_with_an_id_beyond_bigint_is_no_such_memory(served, tool):
     result = mcp_call(served.url + "mcp/legal-review", served.tokens["ada"], tool, args)
     assert result.is_error
     assert result.content[0].text.endswith(f": No memory with id {BEYOND_BIGINT}.")  # the SDK names the tool first
+
+
+def test_a_flood_of_bad_tokens_gets_429_while_a_token_that_proved_itself_still_gets_in(served):
+    import time
+
+    vera = served.tokens["vera"]
+    assert post(served.url + "_dash-update-component", b"[]", token=vera)[0] == 400  # vera proves herself once
+    answers = [post(served.url + "_dash-update-component", b"[]", token=f"lvz_{i:08x}_flood")[0] for i in range(75)]
+    assert set(answers[:60]) == {401}
+    assert set(answers[60:]) == {429}
+    time.sleep(2.1)  # past the cache of checked tokens: vera is looked up again, in the middle of the flood
+    assert post(served.url + "_dash-update-component", b"[]", token=vera)[0] == 400
+    assert post(served.url + "_dash-update-component", b"[]", token="lvz_99999999_new-bad-token")[0] == 429
