@@ -95,12 +95,7 @@ def check_text(text: Any, where: str = "") -> str:
         raise InvalidInput(f"{prefix}text must be a string, got {type(text).__name__}.")
     if not text.strip():
         raise InvalidInput(f"{prefix}text is empty.")
-    if "\x00" in text:
-        raise InvalidInput(f"{prefix}text contains a NUL character.")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInput(f"{prefix}text is not valid UTF-8 (it holds lone surrogates).") from None
+    _storable(text, "text", prefix)
     limits.current().check_text(text, prefix)
     return text.strip()
 
@@ -190,6 +185,11 @@ def _plain_text(value: Any, key: str, prefix: str) -> str:
             text = None
     if text is None:
         raise InvalidInput(f"{prefix}{key} must be a string, got {type(value).__name__}.")
+    return _storable(text, key, prefix)
+
+
+def _storable(text: str, key: str, prefix: str) -> str:
+    """``text`` if every store can hold it: no NUL (PostgreSQL refuses it), no lone surrogates."""
     if "\x00" in text:
         raise InvalidInput(f"{prefix}{key} contains a NUL character.")
     try:
