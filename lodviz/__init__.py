@@ -130,8 +130,8 @@ def _embedder_named(model: str) -> Embedder:
         from lodviz.testing import HashEmbedder
 
         _, _, size = model.partition(":")
-        if size and not size.isdigit():
-            raise InvalidParameters(f"the test embedder is 'hash' or 'hash:N' with N a number of dimensions, got {model!r}.")
+        if size and (not size.isdigit() or int(size) < 2):
+            raise InvalidParameters(f"the test embedder is 'hash' or 'hash:N' with N a number of dimensions of at least 2, got {model!r}.")
         return HashEmbedder(int(size) if size else 64)
     return SentenceTransformerEmbedder(model)
 

@@ -55,6 +55,10 @@ class Limits:
     def check_query(self, query: str, what: str = "the query") -> None:
         if len(query) > self.max_query_chars:
             raise InvalidInput(f"{what} is {len(query):,} characters; at most {self.max_query_chars:,} (LODVIZ_MAX_QUERY_CHARS).")
+        try:  # the audit log and the journal keep the query as UTF-8
+            query.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInput(f"{what} is not valid UTF-8 (it holds lone surrogates, as bytes that are not UTF-8 give).") from None
 
     def check_k(self, k: int) -> None:
         if k > self.max_k:

@@ -1741,6 +1741,8 @@ class Memory:
         ignoring. Drawn memories come back as summaries, so they count as used.
         """
         n = _positive(n, "n")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise InvalidInput(f"seed must be a whole number of at least 0, got {seed!r}.")
         when = self._now(now)
         params = self.profile(agent_id)
         state = self._store.state()
@@ -1763,6 +1765,9 @@ class Memory:
     # -- audit and facts --------------------------------------------------------------
 
     def audit(self, **filters: Any) -> list[AuditEvent]:
+        """Audit events, newest first, filtered as the store's ``audit`` takes them."""
+        if filters.get("limit") is not None and not 1 <= _positive(filters["limit"], "limit") <= MAX_ID:
+            raise InvalidInput(f"limit must be at most {MAX_ID:,}.")
         return self._store.audit(**filters)
 
     def recent_uses(self, since: datetime, *, limit_events: int = 100) -> dict[int, RecentUse]:

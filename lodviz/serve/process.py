@@ -38,6 +38,8 @@ class ServeError(LodvizError):
 
 
 def _bind(host: str, port: int) -> socket.socket:
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ServeError(f"--port must be 0 (a free one) to 65535, got {port!r}.")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
