@@ -39,9 +39,13 @@ def body(dependency: dict[str, Any], values: dict[str, Any], *, changed: list[st
             return [{"id": cid, "property": prop, "value": values.get(f"{pattern.get('type')}.{prop}", 1)}]
         return {"id": component, "property": prop, "value": values.get(f"{component}.{prop}")}
 
+    try:
+        outputs: Any = outputs_of(dependency["output"])
+    except ValueError:  # a made-up output string: no outputs a page could name
+        outputs = []
     return {
         "output": dependency["output"],
-        "outputs": outputs_of(dependency["output"]),
+        "outputs": outputs,
         "inputs": [item(spec) for spec in dependency["inputs"]],
         "state": [item(spec) for spec in dependency["state"]],
         "changedPropIds": [] if changed is None else changed,
