@@ -1,4 +1,10 @@
-"""The audit log as people read it: one line that says what an event did."""
+"""The audit log's vocabulary: every action an event can name, the groups the code asks about,
+and one line that says what an event did (``summarise``).
+
+Every module that asks "is this a search?", "does this change what the
+landscape shows?" or "what does a replay read?" asks here, so a new action is
+added in one place.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +12,39 @@ import json
 
 from lodviz.records import AuditEvent
 
+#: Results whose FULL and SUMMARY items count as retrieved (``details["touched"]``); they can be replayed.
+RETRIEVING = ("search", "recent", "unseen", "sample")
+#: Every use of memories: what "recently used" reads.
+USING = (*RETRIEVING, "expand")
+#: A memory's tier floor moved.
+FLOOR_MOVES = ("promote", "demote")
+#: The events a rebuild of the past reads: existence, usage and floors (``lodviz.history``).
+HISTORY = ("write", *USING, *FLOOR_MOVES)
+#: Events that change what the landscape shows (a retrieving one only if it touched memories).
+CHANGING = ("write", *USING, *FLOOR_MOVES, "profile", "resolve", "forget")
+#: Every action, in the order the audit tab offers them.
+ACTIONS = ("search", "expand", "promote", "demote", "profile", "write", "recent", "unseen", "sample",
+           "resolve", "forget", "golden", "tune", "token")
+
+
+def changes_landscape(event: AuditEvent) -> bool:
+    """Does ``event`` change what the landscape shows (so an open page must redraw)?"""
+    if event.action not in CHANGING:
+        return False
+    if event.action in RETRIEVING:
+        return bool(event.details.get("touched"))
+    return True
+
 
 def summarise(event: AuditEvent) -> str:
     d = event.details
-    if event.action in ("search", "recent", "unseen", "sample"):
+    if event.action in RETRIEVING:
         c = d.get("counts", {})
         text = f"{c.get('FULL', 0)} full, {c.get('SUMMARY', 0)} summaries, {c.get('HEADLINE', 0)} headlines; {len(d.get('touched', []))} touched"
         if d.get("exclude"):
             text += f"; excluding {', '.join(d['exclude'])}"
         return text
-    if event.action in ("promote", "demote"):
+    if event.action in FLOOR_MOVES:
         return f"floor {d.get('from')} → {d.get('to')}" + (f": {d['reason']}" if d.get("reason") else "")
     if event.action == "profile":
         new = d.get("new", {})
@@ -42,4 +71,4 @@ def summarise(event: AuditEvent) -> str:
     return json.dumps(d, ensure_ascii=False)[:200]
 
 
-__all__ = ["summarise"]
+__all__ = ["ACTIONS", "CHANGING", "FLOOR_MOVES", "HISTORY", "RETRIEVING", "USING", "changes_landscape", "summarise"]

@@ -23,7 +23,7 @@ import click
 
 import lodviz
 from lodviz.access import current_face, set_face
-from lodviz.audit import summarise
+from lodviz.audit import FLOOR_MOVES, RETRIEVING, summarise
 from lodviz.errors import LodvizError
 from lodviz.ingest.importers import read_path
 from lodviz.memory import Memory, Result
@@ -850,10 +850,10 @@ def audit(ctx: click.Context, agent_id: str | None, actions: tuple[str, ...], li
     for e in events:
         what = e.query or (f"memory {e.memory_id}" if e.memory_id else "")
         extra = ""
-        if e.action in ("search", "recent", "unseen", "sample"):
+        if e.action in RETRIEVING:
             c = e.details.get("counts", {})
             extra = f" → {c.get('FULL', 0)}F/{c.get('SUMMARY', 0)}S/{c.get('HEADLINE', 0)}H"
-        elif e.action in ("promote", "demote"):
+        elif e.action in FLOOR_MOVES:
             extra = f" {e.details.get('from')}→{e.details.get('to')}" + (f" ({e.details['reason']})" if e.details.get("reason") else "")
         elif e.action == "write":
             extra = f" {e.details.get('count', 0)} memories"

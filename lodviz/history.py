@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from lodviz.audit import FLOOR_MOVES, RETRIEVING
 from lodviz.records import AuditEvent, Columns
 from lodviz.result import Landscape, Result
 from lodviz.scoring import Tier
@@ -40,10 +41,6 @@ from lodviz.times import utc
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-#: Events whose ``touched`` memories count as retrieved.
-USING = ("search", "recent", "unseen", "sample")
-#: The events a rebuild reads (the rest do not change usage, floors or existence).
-HISTORY_ACTIONS = ("write", *USING, "expand", "promote", "demote")
 
 
 @dataclass(frozen=True)
@@ -118,13 +115,13 @@ def rebuild(state: Columns, events: Iterable[AuditEvent], moment: Moment) -> Col
                 continue
         elif (when := event_time(e)) is None or cutoff is None or when > cutoff:
             continue
-        if e.action in USING:
+        if e.action in RETRIEVING:
             when = event_time(e)
             for memory_id in e.details.get("touched", []) or []:
                 use(int(memory_id), when)
         elif e.action == "expand" and e.memory_id is not None:
             use(int(e.memory_id), event_time(e))
-        elif e.action in ("promote", "demote") and e.memory_id is not None and e.details.get("to"):
+        elif e.action in FLOOR_MOVES and e.memory_id is not None and e.details.get("to"):
             floors[int(e.memory_id)] = int(Tier.parse(e.details["to"]))
 
     ids = state.ids.tolist()
@@ -197,4 +194,4 @@ class Replay:
         return pd.DataFrame(rows, columns=["memory_id", "recorded", "replayed"])
 
 
-__all__ = ["HISTORY_ACTIONS", "USING", "Moment", "Replay", "event_time", "rebuild", "returned_tiers"]
+__all__ = ["Moment", "Replay", "event_time", "rebuild", "returned_tiers"]

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lodviz import access, history, limits, runtime, scoring, selection, tuning
+from lodviz import access, audit, history, limits, runtime, scoring, selection, tuning
 from lodviz import budget as budgeting
 from lodviz import lexical as lex
 from lodviz.access import Identity, TokenRecord
@@ -86,8 +86,6 @@ EMBED_FIELDS = ("auto", "summary", "full")
 LAYOUT_MODEL = "layout_model"
 #: The default for new stores: the full text where the model reads it whole, else the summary.
 DEFAULT_EMBED_FIELD = "auto"
-#: Audit actions that use memories (count as retrievals): what "recently used" reads.
-USING_ACTIONS = ("search", "expand", "recent", "unseen", "sample")
 
 
 @dataclass(frozen=True)
@@ -632,7 +630,7 @@ class Memory:
     def _history_events(self) -> list[AuditEvent]:
         """The audit events that shape usage, floors and existence, oldest first; read once, then only what is new."""
         seen, events = self._history
-        newer = self._store.audit(actions=list(history.HISTORY_ACTIONS), after_id=seen if seen >= 0 else None, limit=10**12)
+        newer = self._store.audit(actions=list(audit.HISTORY), after_id=seen if seen >= 0 else None, limit=10**12)
         if newer:
             events.extend(reversed(newer))  # in place: a session of searches would copy the whole log each time
             self._history = (int(newer[0].id or seen), events)
@@ -690,7 +688,7 @@ class Memory:
     def past_search(self, event_id: int) -> tuple[AuditEvent, Params]:
         """A search (or browse) on record and the settings it used; ``InvalidInput`` for any other event."""
         event = self.audit_event(event_id)
-        if event.action not in history.USING:
+        if event.action not in audit.RETRIEVING:
             raise InvalidInput(f"audit event #{event_id} is a {event.action}, not a search; only searches can be replayed.")
         recorded = event.details.get("params")
         return event, Params.from_dict(recorded) if recorded else self.profile(event.agent_id)
@@ -1777,7 +1775,7 @@ class Memory:
         expand is an event there, with who and when. At most ``limit_events``
         events are read, newest first, so a busy store costs one bounded query.
         """
-        events = self._store.audit(actions=list(USING_ACTIONS), since=since, limit=limit_events)
+        events = self._store.audit(actions=list(audit.USING), since=since, limit=limit_events)
         latest: dict[int, RecentUse] = {}
         for event in events:  # newest first: the first use seen of a memory is its latest
             used = [event.memory_id] if event.action == "expand" else event.details.get("touched", [])

@@ -24,11 +24,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from lodviz.audit import FLOOR_MOVES, RETRIEVING
 from lodviz.memory import Memory
 from lodviz.scoring import Tier
-
-USING = ("search", "recent", "unseen", "sample")
-
 
 #: What a disagreement says the audit log holds when it holds no event at all for the subject.
 NO_EVENT = None
@@ -97,11 +95,11 @@ def verify(mem: Memory) -> VerifyReport:
                 imported_count[int(key)] = int(count)
             for key, floor in e.details.get("imported_floors", {}).items():
                 floors[int(key)] = int(floor)
-        elif e.action in USING:
+        elif e.action in RETRIEVING:
             touched.update(int(i) for i in e.details.get("touched", []))
         elif e.action == "expand" and e.memory_id is not None:
             touched[int(e.memory_id)] += 1
-        elif e.action in ("promote", "demote") and e.memory_id is not None and e.details.get("to"):
+        elif e.action in FLOOR_MOVES and e.memory_id is not None and e.details.get("to"):
             floors[int(e.memory_id)] = int(Tier.parse(e.details["to"]))
         elif e.action == "profile" and e.agent_id and isinstance(e.details.get("new"), dict):
             profiles[e.agent_id] = e.details["new"]

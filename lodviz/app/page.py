@@ -17,6 +17,7 @@ from urllib.parse import parse_qs, urlparse
 from dash import dcc, html
 from dash.dash_table.DataTable import DataTable
 
+from lodviz import audit
 from lodviz.app import ids
 from lodviz.app.figure import COLOR_MODES, TIER_COLOURS
 from lodviz.app.view import day_number, end_of_day, replay_state
@@ -28,7 +29,7 @@ from lodviz.scoring import Tier
 ALL_AGENTS = "__all__"
 LAMBDA_RANGE = (-3.3, 0.0)  # log10 of lambda per day
 K_RANGE = (1.0, 4.0)  # log10 of k
-AUDIT_ACTIONS = ["search", "expand", "promote", "demote", "profile", "write", "recent", "unseen", "sample", "resolve", "forget", "golden", "tune"]
+AUDIT_ACTIONS = list(audit.ACTIONS)
 
 
 @dataclass

@@ -503,3 +503,28 @@ def test_the_audit_csv_has_no_replay_column(ctx, app_mem):
 def test_a_filter_is_not_called_a_sample(ctx):
     _, _, note, _ = render(ctx, filters=scoring.scene_filter("liability", None, None, None, None, None))
     assert "Filtered to text “liability”" in text_of(note) and "fixed sample" not in text_of(note)
+
+
+def settled_poll(ctx):
+    """A poll marker after the first poll's placing of memories has finished and been seen."""
+    seen, _, _ = status.poll(ctx, None, 0)
+    ctx.layout_job.wait(60)
+    seen, _, _ = status.poll(ctx, seen, 0)
+    return seen
+
+
+def test_poll_redraws_for_a_forget_from_elsewhere(ctx, app_mem):
+    seen = settled_poll(ctx)
+    memory_id = int(app_mem.columns().ids[0])
+    app_mem.forget(memory_id, reason="asked by the data owner", actor="exec-digest")
+    seen, version, _ = status.poll(ctx, seen, 3)
+    assert version == 4 and f"forgot #{memory_id}" in seen["note"]
+
+
+def test_poll_redraws_for_a_conflict_decided_elsewhere(ctx, app_mem):
+    old = app_mem.add("Paragon MSA: liability cap at 2x annual fees.", agent_id="legal-review", created_at="2025-01-10T09:00:00Z")
+    new = app_mem.add("Paragon MSA: liability cap at 3x annual fees.", agent_id="legal-review", created_at="2025-06-10T09:00:00Z")
+    seen = settled_poll(ctx)
+    app_mem.resolve_conflict(new, old, superseded=old, reason="the amendment", actor="otto")
+    seen, version, _ = status.poll(ctx, seen, 3)
+    assert version == 4 and f"decided the conflict of #{new}" in seen["note"]

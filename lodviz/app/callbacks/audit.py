@@ -11,8 +11,7 @@ from dash import Dash, Input, Output, State, dcc
 
 from lodviz.app import ids
 from lodviz.app.context import AppContext
-from lodviz.audit import summarise
-from lodviz.history import USING
+from lodviz.audit import RETRIEVING, summarise
 
 AUDIT_LIMIT = 500
 
@@ -35,7 +34,7 @@ def rows(
             "query": e.query or "",
             "summary": summarise(e),
             # Searches open in the landscape as they were (callbacks/history.py).
-            "replay": "▶ replay" if e.action in USING else "",
+            "replay": "▶ replay" if e.action in RETRIEVING else "",
             "_count": int(e.details.get("count", 0) or 0) if e.action == "write" else 0,
         }
         for e in events

@@ -18,10 +18,10 @@ from dash import ctx as dash_ctx
 
 from lodviz.app import ids
 from lodviz.app.context import AppContext
+from lodviz.audit import FLOOR_MOVES, RETRIEVING, changes_landscape
 from lodviz.records import AuditEvent
 
 #: Actions that change what the scene shows. A look without touch changes nothing.
-CHANGING = {"write", "expand", "promote", "demote", "profile", "search", "recent", "unseen", "sample"}
 #: At most this many new events are read per poll; more just means "many changes".
 EVENTS_PER_POLL = 200
 
@@ -44,12 +44,7 @@ def mark_seen(app_ctx: AppContext, seen: dict | None) -> dict:
     return {**(seen or {}), "audit": app_ctx.mem.last_event_id(), "count": len(app_ctx.mem.columns())}
 
 
-def changes_memories(event: AuditEvent) -> bool:
-    if event.action not in CHANGING:
-        return False
-    if event.action in ("search", "recent", "unseen", "sample"):
-        return bool(event.details.get("touched"))
-    return True
+changes_memories = changes_landscape
 
 
 def describe(events: list[AuditEvent]) -> str:
@@ -59,14 +54,18 @@ def describe(events: list[AuditEvent]) -> str:
         return ""
     e = changing[0]
     who = e.actor if not e.agent_id or e.agent_id == e.actor else f"{e.actor} ({e.agent_id})"
-    if e.action in ("search", "recent", "unseen", "sample"):
+    if e.action in RETRIEVING:
         what = f"{e.action} used {len(e.details.get('touched', []))} memories"
     elif e.action == "write":
         what = f"wrote {e.details.get('count', 0)} memories"
-    elif e.action in ("promote", "demote"):
+    elif e.action in FLOOR_MOVES:
         what = f"{e.action}d #{e.memory_id}"
     elif e.action == "expand":
         what = f"expanded #{e.memory_id}"
+    elif e.action == "forget":
+        what = f"forgot #{e.memory_id}"
+    elif e.action == "resolve":
+        what = f"decided the conflict of #{e.memory_id}"
     else:
         what = f"changed the profile of {e.agent_id}"
     more = f" and {len(changing) - 1} more changes" if len(changing) > 1 else ""
