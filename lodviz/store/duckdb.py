@@ -24,7 +24,7 @@ import threading
 import time
 import uuid
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -56,6 +56,7 @@ from lodviz.store.base import (
     portable_row,
 )
 from lodviz.store.journal import BATCH, SYNC_AT, Entry, Journal
+from lodviz.store.migrations import Migrations, Target
 from lodviz.times import utc
 
 log = logging.getLogger("lodviz.store")
@@ -74,10 +75,16 @@ APPLY_WHEN_IDLE = 0.05
 #: ... or at once when this many entries are pending (searches that do not pause).
 APPLY_AT_MOST = 4 * BATCH
 
+#: The moment, as DuckDB's ``TIMESTAMP`` columns hold it: naive UTC (whatever the session's time zone).
+NOW = "make_timestamp(epoch_us(current_timestamp))"
+
 # -- migrations -------------------------------------------------------------
 
+MIGRATIONS = Migrations()
 
-def _m001_initial(con: duckdb.DuckDBPyConnection) -> None:
+
+@MIGRATIONS
+def m001_initial(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL)")
     con.execute(
         """
@@ -118,7 +125,8 @@ def _m001_initial(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-def _m002_profiles(con: duckdb.DuckDBPyConnection) -> None:
+@MIGRATIONS
+def m002_profiles(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(
         """
         CREATE TABLE profiles (
@@ -135,13 +143,15 @@ def _m002_profiles(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-def _m003_layout(con: duckdb.DuckDBPyConnection) -> None:
+@MIGRATIONS
+def m003_layout(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("ALTER TABLE memories ADD COLUMN layout_x DOUBLE")
     con.execute("ALTER TABLE memories ADD COLUMN layout_y DOUBLE")
     con.execute("CREATE TABLE artifacts (name VARCHAR PRIMARY KEY, data BLOB NOT NULL)")
 
 
-def _m004_usage_table(con: duckdb.DuckDBPyConnection) -> None:
+@MIGRATIONS
+def m004_usage_table(con: duckdb.DuckDBPyConnection) -> None:
     # Retrieval counts move to a narrow table of the memories ever retrieved:
     # DuckDB updates a row of the wide memories table, never updated before,
     # at 60-200 ms per thousand at 1M rows, and upserts into this one in ~5 ms.
@@ -162,7 +172,8 @@ def _m004_usage_table(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-def _m005_retrieval_log(con: duckdb.DuckDBPyConnection) -> None:
+@MIGRATIONS
+def m005_retrieval_log(con: duckdb.DuckDBPyConnection) -> None:
     # A search appends one row per retrieved memory here instead of upserting
     # into ``usage``: an append costs ~1.5 ms for 500 memories at 1M rows, the
     # upsert through the primary-key index 5-11 ms. ``fold_retrievals`` moves
@@ -185,7 +196,8 @@ SELECT memory_id, sum(n)::INTEGER AS retrieval_count, max(last_at) AS last_retri
 """
 
 
-def _m006_retrieval_order(con: duckdb.DuckDBPyConnection) -> None:
+@MIGRATIONS
+def m006_retrieval_order(con: duckdb.DuckDBPyConnection) -> None:
     # The contract: a retrieval sets last_retrieved_at to the search's ``now``, even
     # when an earlier search named a later one; so the log keeps the order
     # retrievals happened in, and the last one logged wins (not the latest time).
@@ -223,7 +235,8 @@ FROM ({_USAGE_UNION.format(where="")}) GROUP BY memory_id
 """
 
 
-def _m007_conflicts_and_forgetting(con: duckdb.DuckDBPyConnection) -> None:
+@MIGRATIONS
+def m007_conflicts_and_forgetting(con: duckdb.DuckDBPyConnection) -> None:
     # Conflict candidates found at ingestion, and what an auditor decided about them.
     con.execute(
         """
@@ -246,7 +259,8 @@ def _m007_conflicts_and_forgetting(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("ALTER TABLE memories ADD COLUMN forgotten_at TIMESTAMP")
 
 
-def _m008_golden_queries(con: duckdb.DuckDBPyConnection) -> None:
+@MIGRATIONS
+def m008_golden_queries(con: duckdb.DuckDBPyConnection) -> None:
     # Questions with the memories a good answer needs: what tuning measures against.
     con.execute("CREATE SEQUENCE golden_id START 1")
     con.execute(
@@ -264,7 +278,8 @@ def _m008_golden_queries(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-def _m009_tokens(con: duckdb.DuckDBPyConnection) -> None:
+@MIGRATIONS
+def m009_tokens(con: duckdb.DuckDBPyConnection) -> None:
     # Who may do what (lodviz.access): a token's id, identity, role and hash; never the token.
     con.execute(
         """
@@ -282,41 +297,24 @@ def _m009_tokens(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-MIGRATIONS: list[tuple[str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
-    ("001_initial", _m001_initial),
-    ("002_profiles", _m002_profiles),
-    ("003_layout", _m003_layout),
-    ("004_usage_table", _m004_usage_table),
-    ("005_retrieval_log", _m005_retrieval_log),
-    ("006_retrieval_order", _m006_retrieval_order),
-    ("007_conflicts_and_forgetting", _m007_conflicts_and_forgetting),
-    ("008_golden_queries", _m008_golden_queries),
-    ("009_tokens", _m009_tokens),
-]
-
-
 def apply_migrations(con: duckdb.DuckDBPyConnection, upto: str | None = None) -> list[str]:
-    """Apply pending migrations in order (up to and including ``upto``)."""
-    _run(con,
-        "CREATE TABLE IF NOT EXISTS _migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)"
-    )
-    done = {row[0] for row in con.execute("SELECT name FROM _migrations").fetchall()}
-    applied = []
-    for name, migrate in MIGRATIONS:
-        if name not in done:
-            _run(con, "BEGIN TRANSACTION")
-            try:
-                migrate(con)
-                _run(con, "INSERT INTO _migrations VALUES (?, ?)", [name, _naive(_utcnow())])
-                _run(con, "COMMIT")
-            except Exception:
-                _run(con, "ROLLBACK")
-                raise
-            applied.append(name)
-            log.info("applied migration %s", name)
-        if name == upto:
-            break
-    return applied
+    """Apply pending migrations in order (up to and including ``upto``), each in a transaction of its own."""
+
+    @contextmanager
+    def each() -> Iterator[None]:
+        _run(con, "BEGIN TRANSACTION")
+        try:
+            yield
+        except BaseException:
+            _run(con, "ROLLBACK")
+            raise
+        _run(con, "COMMIT")
+
+    return MIGRATIONS.apply(Target(
+        con, lambda sql, args: _run(con, sql, args),
+        table="CREATE TABLE IF NOT EXISTS _migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)",
+        record=f"INSERT INTO _migrations VALUES (?, {NOW})", each=each,
+    ), upto)
 
 
 # -- helpers ------------------------------------------------------------------
@@ -1015,8 +1013,7 @@ class DuckDBStore(Store):
             self._apply_con = None
 
     def _check_schema(self) -> None:
-        names = {r[0] for r in self._con.execute("SELECT name FROM _migrations").fetchall()}
-        missing = [name for name, _ in MIGRATIONS if name not in names]
+        missing = MIGRATIONS.missing(r[0] for r in self._con.execute("SELECT name FROM _migrations").fetchall())
         if missing:
             raise StoreError(
                 f"{self.path} needs migration {missing[0]}; open it once without read-only."

@@ -34,7 +34,7 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -61,6 +61,7 @@ from lodviz.store.base import (
     imported_history,
     portable_row,
 )
+from lodviz.store.migrations import Migrations, Target
 from lodviz.times import utc
 
 log = logging.getLogger("lodviz.store.postgres")
@@ -92,8 +93,11 @@ def redact(url: str) -> str:
 
 # -- migrations ---------------------------------------------------------------
 
+MIGRATIONS = Migrations()
 
-def _m001_initial(cur: Any) -> None:
+
+@MIGRATIONS
+def m001_initial(cur: Any) -> None:
     cur.execute("CREATE EXTENSION IF NOT EXISTS vector")
     cur.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
     cur.execute("CREATE TABLE changes (id INTEGER PRIMARY KEY, n BIGINT NOT NULL)")
@@ -212,7 +216,8 @@ def _m001_initial(cur: Any) -> None:
     )
 
 
-def _m002_tokens(cur: Any) -> None:
+@MIGRATIONS
+def m002_tokens(cur: Any) -> None:
     # Who may do what (lodviz.access): a token's id, identity, role and hash; never the token.
     cur.execute(
         "CREATE TABLE tokens (id TEXT PRIMARY KEY, name TEXT NOT NULL, role TEXT NOT NULL, agent_id TEXT, "
@@ -220,7 +225,8 @@ def _m002_tokens(cur: Any) -> None:
     )
 
 
-def _m003_audit_no_truncate(cur: Any) -> None:
+@MIGRATIONS
+def m003_audit_no_truncate(cur: Any) -> None:
     # TRUNCATE fires no row trigger: the append-only rule needs a statement trigger of its own.
     cur.execute(
         "CREATE TRIGGER audit_no_truncate BEFORE TRUNCATE ON audit "
@@ -228,30 +234,25 @@ def _m003_audit_no_truncate(cur: Any) -> None:
     )
 
 
-MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
-    ("001_initial", _m001_initial),
-    ("002_tokens", _m002_tokens),
-    ("003_audit_no_truncate", _m003_audit_no_truncate),
-]
-
-
 def apply_migrations(con: Any) -> list[str]:
-    """Apply pending migrations in order, once, whoever else opens the store now."""
-    applied: list[str] = []
-    with con.transaction():
-        cur = con.cursor()
-        cur.execute("SELECT pg_advisory_xact_lock(%s)", [_MIGRATION_LOCK])
-        cur.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)")
-        cur.execute("SELECT name FROM _migrations")
-        done = {row[0] for row in cur.fetchall()}
-        for name, migrate in MIGRATIONS:
-            if name in done:
-                continue
-            migrate(cur)
-            cur.execute("INSERT INTO _migrations VALUES (%s, now())", [name])
-            applied.append(name)
-            log.info("applied migration %s", name)
-    return applied
+    """Apply pending migrations in order, once, whoever else opens the store now: one transaction
+    under an advisory lock."""
+
+    @contextmanager
+    def whole() -> Iterator[None]:
+        with con.transaction():
+            con.execute("SELECT pg_advisory_xact_lock(%s)", [_MIGRATION_LOCK])
+            yield
+
+    return MIGRATIONS.apply(Target(
+        con, lambda sql, args: _fetch(con.execute(sql, args or None)),
+        table="CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)",
+        record="INSERT INTO _migrations VALUES (%s, now())", whole=whole,
+    ))
+
+
+def _fetch(cur: Any) -> list[tuple]:
+    return cur.fetchall() if cur.description is not None else []
 
 
 # -- the store ------------------------------------------------------------------
@@ -319,7 +320,7 @@ class PostgresStore(Store):
             rows = self._con.execute("SELECT name FROM _migrations").fetchall()
         except self._psycopg.Error:
             raise StoreError(f"{self.path} is not a lodviz store; open it once without read-only.") from None
-        missing = [name for name, _ in MIGRATIONS if name not in {r[0] for r in rows}]
+        missing = MIGRATIONS.missing(r[0] for r in rows)
         if missing:
             raise StoreError(f"{self.path} needs migration {missing[0]}; open it once without read-only.")
 
