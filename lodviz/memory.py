@@ -1375,7 +1375,7 @@ class Memory:
             if not isinstance(text, str) or not text.strip():
                 raise ImportFormatError(f"{prefix}each 'needs_text' entry must be a non-empty string.")
             state = self._store.state()
-            matches = [i for i in self._store.ids_containing(text, 50) if bool(state.visible_to(agent_id)[state.rows_of([i])[0]])]
+            matches = [i for i in self._store.ids_containing(text, 50, within=state) if bool(state.visible_to(agent_id)[state.rows_of([i])[0]])]
             if len(matches) != 1:
                 found = "no memory" if not matches else f"{len(matches)} memories"
                 raise ImportFormatError(f"{prefix}{found} visible to {agent_id or 'the auditor'} contain {text!r}; it must name exactly one.")
@@ -1469,7 +1469,7 @@ class Memory:
             raise InvalidInput("give some words to look for.")
         limit = _positive(limit, "limit")
         state = self._store.state()
-        candidates = self._store.ids_with_words(words, limit * 4 + 50)
+        candidates = self._store.ids_with_words(words, limit * 4 + 50, within=state)
         seen = self._visible(state, agent_id)[state.rows_of(candidates)] if candidates else []
         found = [i for i, ok in zip(candidates, seen) if ok][:limit]
         records = self._store.get(found)

@@ -105,8 +105,9 @@ class Store(abc.ABC):
     def get(self, ids: Sequence[int]) -> dict[int, MemoryRecord]: ...
 
     @abc.abstractmethod
-    def ids_with_words(self, words: Sequence[str], limit: int) -> list[int]:
-        """Ids of memories whose full text holds every word (case-insensitive), newest first."""
+    def ids_with_words(self, words: Sequence[str], limit: int, within: Columns | None = None) -> list[int]:
+        """Ids of memories whose full text holds every word (case-insensitive), newest first;
+        with ``within``, only ids those columns hold (taken earlier: none written since)."""
 
     def contents(self, ids: Sequence[int] | np.ndarray, tiers: Sequence[int] | np.ndarray) -> dict[int, tuple[str, str | None]]:
         """Each memory's text at its tier, and its source: what a result shows.
@@ -233,8 +234,9 @@ class Store(abc.ABC):
         """Conflicts involving any of ``ids`` (all for None) in any of ``status``, newest first."""
 
     @abc.abstractmethod
-    def ids_containing(self, text: str, limit: int = 10) -> list[int]:
-        """Ids of live memories whose full text contains ``text`` (at most ``limit``), lowest first."""
+    def ids_containing(self, text: str, limit: int = 10, within: Columns | None = None) -> list[int]:
+        """Ids of live memories whose full text contains ``text`` (at most ``limit``), lowest first;
+        with ``within``, only ids those columns hold."""
 
     # -- golden queries -------------------------------------------------------
     @abc.abstractmethod

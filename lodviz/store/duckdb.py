@@ -24,7 +24,7 @@ import threading
 import time
 import uuid
 import weakref
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -34,7 +34,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from lodviz.access import TokenRecord, current_face
+from lodviz.access import current_face
 from lodviz.errors import StoreError
 from lodviz.lexical import TermIndex
 from lodviz.matrix import UnitRows, parse_kind
@@ -44,25 +44,19 @@ from lodviz.store.base import (
     TABLES,
     AuditEvent,
     Columns,
-    Conflict,
     ConflictLink,
-    Golden,
     MemoryRecord,
     NewMemory,
-    Store,
-    conflict_rows,
     dumps,
-    imported_history,
     portable_row,
 )
 from lodviz.store.journal import BATCH, SYNC_AT, Entry, Journal
 from lodviz.store.migrations import Migrations, Target
+from lodviz.store.sql import FORGOTTEN, RECORD_COLUMNS, SQLStore, record, utcnow
 from lodviz.times import utc
 
 log = logging.getLogger("lodviz.store")
 
-#: What a forgotten memory's texts become.
-FORGOTTEN = "(forgotten)"
 #: DuckDB's memory limit in a store with a compact matrix (``lodviz.matrix``). Not lower: a write
 #: checkpoints the content-hash index in memory, and at 1 GB that failed (a fatal DuckDB error) past
 #: 6.5M memories; what a load reads is cached up to it (~1.8 GiB at 1M memories, 80% of RAM by default).
@@ -465,17 +459,9 @@ def _applier_loop(store_ref: weakref.ref[DuckDBStore], wanted: threading.Event) 
         del store
 
 
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
 def _naive(value: datetime | None) -> datetime | None:
     """DuckDB TIMESTAMP holds naive UTC."""
     return None if value is None else utc(value).replace(tzinfo=None)
-
-
-def _aware(value: datetime | None) -> datetime | None:
-    return None if value is None else value.replace(tzinfo=UTC)
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -498,12 +484,6 @@ _STATE_SQL = """
 """
 # No ORDER BY: sorting a million rows with their embeddings costs seconds and
 # gigabytes; ``_state_from_batches`` puts each batch's rows in id order itself.
-
-_RECORD_COLUMNS = (
-    "m.id, m.text, m.summary, m.headline, m.embedding_model, m.content_hash, m.created_at, "
-    "m.floor, m.agent_id, m.visibility, m.kind, m.source, m.metadata, m.layout_x, m.layout_y, m.forgotten_at"
-)
-
 
 class _Cache:
     """The columns and the unit embedding matrix (``lodviz.matrix``), grown by doubling."""
@@ -693,8 +673,10 @@ class _ShortTexts:
         return out
 
 
-class DuckDBStore(Store):
+class DuckDBStore(SQLStore):
     """A store in one DuckDB file (or ``:memory:``)."""
+
+    NOW = NOW
 
     #: Retrievals logged since the last fold that make the next touch fold them.
     FOLD_AT = 500_000
@@ -851,7 +833,7 @@ class DuckDBStore(Store):
         if audit is not None:
             audit.details.setdefault("face", current_face())
             row = {
-                "occurred_us": _epoch_us(audit.at or _utcnow()),
+                "occurred_us": _epoch_us(audit.at or utcnow()),
                 "action": audit.action,
                 "actor": audit.actor,
                 "agent_id": audit.agent_id,
@@ -1040,6 +1022,32 @@ class DuckDBStore(Store):
         with self._driver():
             return _run(self._con, sql, args)
 
+    # -- the shared SQL's hooks (``lodviz.store.sql``) --------------------------------
+
+    def _in(self, column: str, sql_type: str) -> str:
+        return f"{column} IN (SELECT unnest(?::{sql_type}[]))"
+
+    def _stored(self, when: datetime) -> datetime:
+        return utc(when).replace(tzinfo=None)  # DuckDB TIMESTAMP holds naive UTC
+
+    def _insert_links(self, found: list[tuple[int, int, float, str]]) -> None:
+        self._con.register("_links", pa.table({
+            "memory_id": pa.array([f[0] for f in found], pa.int64()),
+            "other_id": pa.array([f[1] for f in found], pa.int64()),
+            "similarity": pa.array([f[2] for f in found], pa.float64()),
+            "reason": pa.array([f[3] for f in found], pa.string()),
+        }))
+        try:  # one statement for the batch's links, not one each
+            self._run(
+                "INSERT INTO conflicts (memory_id, other_id, similarity, reason, detected_at) "
+                f"SELECT memory_id, other_id, similarity, reason, {NOW} FROM _links ON CONFLICT DO NOTHING"
+            )
+        finally:
+            self._con.unregister("_links")
+
+    def _conflicts_changed(self) -> None:
+        self._in_conflicts = None
+
     def _forget_cached_rows(self) -> None:
         """What a rolled-back transaction may have cached is not in the file."""
         self._meta = None
@@ -1079,23 +1087,6 @@ class DuckDBStore(Store):
                 self._forget_cached_rows()
                 raise
 
-    def _insert_audit(self, event: AuditEvent) -> None:
-        event.details.setdefault("face", current_face())
-        at = event.at or _utcnow()
-        self._run(
-            "INSERT INTO audit (occurred_at, action, actor, agent_id, memory_id, query, details) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [
-                _naive(at),
-                event.action,
-                event.actor,
-                event.agent_id,
-                event.memory_id,
-                event.query,
-                dumps(event.details),
-            ],
-        )
-
     # -- meta and artifacts ---------------------------------------------------
 
     def meta(self) -> dict[str, str]:
@@ -1115,24 +1106,7 @@ class DuckDBStore(Store):
                         "INSERT OR REPLACE INTO meta VALUES (?, ?)", [key, str(value)]
                     )
 
-    def artifact(self, name: str) -> bytes | None:
-        with self._lock:
-            rows = self._run("SELECT data FROM artifacts WHERE name = ?", [name])
-        return bytes(rows[0][0]) if rows else None
-
-    def set_artifact(self, name: str, data: bytes) -> None:
-        with self.atomic():
-            self._run("INSERT OR REPLACE INTO artifacts VALUES (?, ?)", [name, data])
-
     # -- memories -------------------------------------------------------------
-
-    def existing_hashes(self, hashes: Iterable[str]) -> set[str]:
-        hashes = list(hashes)
-        if not hashes:
-            return set()
-        with self._lock:
-            rows = self._run("SELECT content_hash FROM memories WHERE content_hash IN (SELECT unnest(?::VARCHAR[]))", [hashes])
-        return {r[0] for r in rows}
 
     def insert(
         self, memories: Sequence[NewMemory], audit: AuditEvent | None, links: Sequence[ConflictLink] = ()
@@ -1152,9 +1126,8 @@ class DuckDBStore(Store):
                 ids[i] = start + 1 + offset
             rows = [memories[i] for i in fresh]
             if not rows:
-                if audit is not None:
-                    with self.atomic():
-                        self._insert_audit(audit)
+                with self.atomic():
+                    self._links_and_audit(ids, fresh, memories, links, audit)
                 return ids
             dim = len(rows[0].embedding)
             vectors = np.vstack([np.asarray(m.embedding, dtype=np.float32) for m in rows])
@@ -1200,29 +1173,7 @@ class DuckDBStore(Store):
                     )
                 finally:
                     self._con.unregister("_incoming")
-                found = conflict_rows(ids, links)  # at most conflicts.MAX_LINKS per new memory
-                if found:
-                    self._in_conflicts = None
-                    self._con.register("_links", pa.table({
-                        "memory_id": pa.array([f[0] for f in found], pa.int64()),
-                        "other_id": pa.array([f[1] for f in found], pa.int64()),
-                        "similarity": pa.array([f[2] for f in found], pa.float64()),
-                        "reason": pa.array([f[3] for f in found], pa.string()),
-                    }))
-                    try:  # one statement for the batch's links, not one each
-                        self._run(
-                            "INSERT INTO conflicts (memory_id, other_id, similarity, reason, detected_at) "
-                            "SELECT memory_id, other_id, similarity, reason, ? FROM _links ON CONFLICT DO NOTHING",
-                            [_naive(_utcnow())],
-                        )
-                    finally:
-                        self._con.unregister("_links")
-                if audit is not None:
-                    audit.details.setdefault("ids", [ids[i] for i in fresh])
-                    if found:
-                        audit.details["conflicts"] = [[a, b] for a, b, _, _ in found]
-                    audit.details.update(imported_history([(ids[i], memories[i]) for i in fresh]))
-                    self._insert_audit(audit)
+                self._links_and_audit(ids, fresh, memories, links, audit)
             if self._cache is not None:
                 codes = self._cache.code_agents([m.agent_id for m in rows])
                 self._cache.append(_state_of(rows, [int(ids[i] or 0) for i in fresh], codes), _unit(vectors))
@@ -1240,7 +1191,7 @@ class DuckDBStore(Store):
         with self._lock:
             self._settle()
             rows = self._run(
-                f"SELECT {_RECORD_COLUMNS} FROM memories m WHERE m.id IN (SELECT unnest(?::BIGINT[]))", [ids]
+                f"SELECT {RECORD_COLUMNS} FROM memories m WHERE m.id IN (SELECT unnest(?::BIGINT[]))", [ids]
             )
             usage = {
                 memory_id: (last, count)
@@ -1256,7 +1207,7 @@ class DuckDBStore(Store):
                 for memory_id in entry.ids:
                     if memory_id in wanted:
                         usage[memory_id] = (_EPOCH_NAIVE + timedelta(microseconds=entry.retrieved_us or 0), usage.get(memory_id, (None, 0))[1] + 1)
-        return {row[0]: _record(row, *usage.get(row[0], (None, 0))) for row in rows}
+        return {row[0]: record(row, *usage.get(row[0], (None, 0))) for row in rows}
 
     _TIER_COLUMN = {1: "headline", 2: "summary"}
 
@@ -1353,10 +1304,6 @@ class DuckDBStore(Store):
                 table = table.take(pa.array(order))
             cache.short_texts = _ShortTexts(table, full=full, objects=cache.n <= self.TEXTS_AS_OBJECTS)
         return cache.short_texts
-
-    def count(self) -> int:
-        with self._lock:
-            return int(self._run("SELECT count(*) FROM memories WHERE forgotten_at IS NULL")[0][0])
 
     def _load(self) -> _Cache:
         with self._lock:
@@ -1488,7 +1435,7 @@ class DuckDBStore(Store):
                 self._run(
                     "UPDATE memories SET text = ?, summary = ?, headline = ?, embedding = ?, "
                     "content_hash = 'forgotten:' || id::VARCHAR, source = NULL, metadata = '{}', forgotten_at = ? WHERE id = ?",
-                    [FORGOTTEN, FORGOTTEN, FORGOTTEN, [0.0] * int(dim), _naive(_utcnow()), memory_id],
+                    [FORGOTTEN, FORGOTTEN, FORGOTTEN, [0.0] * int(dim), _naive(utcnow()), memory_id],
                 )
                 self._run("UPDATE conflicts SET status = 'forgotten' WHERE (memory_id = ? OR other_id = ?) AND status = 'open'", [memory_id, memory_id])
                 self._insert_audit(audit)
@@ -1501,35 +1448,6 @@ class DuckDBStore(Store):
                 if self._cache.terms is not None and int(row[0]) < len(self._cache.terms):
                     self._cache.terms.replace(int(row[0]), FORGOTTEN)
 
-    def conflicts(
-        self, ids: Sequence[int] | None = None, status: Sequence[str] | None = None, limit: int | None = None
-    ) -> list[Conflict]:
-        if ids is not None and not self._any_in_conflicts(ids):
-            return []
-        clauses: list[str] = []
-        args: list[Any] = []
-        if ids is not None:
-            clauses.append("(memory_id IN (SELECT unnest(?::BIGINT[])) OR other_id IN (SELECT unnest(?::BIGINT[])))")
-            args += [[int(i) for i in ids], [int(i) for i in ids]]
-        if status:
-            clauses.append("status IN (SELECT unnest(?::VARCHAR[]))")
-            args.append(list(status))
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        tail = f" LIMIT {int(limit)}" if limit else ""
-        with self._lock:
-            rows = self._run(
-                "SELECT memory_id, other_id, similarity, reason, detected_at, status, superseded_id, resolved_by, "
-                f"resolved_at, note FROM conflicts {where} ORDER BY detected_at DESC, memory_id DESC{tail}",
-                args,
-            )
-        return [
-            Conflict(
-                memory_id=r[0], other_id=r[1], similarity=r[2], reason=r[3], detected_at=_aware(r[4]), status=r[5],
-                superseded_id=r[6], resolved_by=r[7], resolved_at=_aware(r[8]), note=r[9],
-            )
-            for r in rows
-        ]
-
     def _any_in_conflicts(self, ids: Sequence[int]) -> bool:
         with self._lock:
             if self._in_conflicts is None:
@@ -1541,52 +1459,6 @@ class DuckDBStore(Store):
         wanted = np.asarray(ids, dtype=np.int64)
         at = np.minimum(np.searchsorted(known, wanted), len(known) - 1)
         return bool(np.any(known[at] == wanted))
-
-    def resolve_conflict(
-        self, memory_id: int, other_id: int, status: str, superseded_id: int | None, audit: AuditEvent
-    ) -> None:
-        with self.atomic():
-            updated = self._run(
-                "UPDATE conflicts SET status = ?, superseded_id = ?, resolved_by = ?, resolved_at = ?, note = ? "
-                "WHERE memory_id = ? AND other_id = ? RETURNING 1",
-                [status, superseded_id, audit.actor, _naive(_utcnow()), audit.details.get("reason"), int(memory_id), int(other_id)],
-            )
-            if not updated:
-                raise StoreError(f"no conflict between memories {memory_id} and {other_id}.")
-            self._insert_audit(audit)
-
-    def ids_containing(self, text: str, limit: int = 10) -> list[int]:
-        with self._lock:
-            rows = self._run(
-                "SELECT id FROM memories WHERE forgotten_at IS NULL AND strpos(text, ?) > 0 ORDER BY id LIMIT ?", [text, int(limit)]
-            )
-        return [int(r[0]) for r in rows]
-
-    def golden(self, agent_id: str | None = None) -> list[Golden]:
-        with self._lock:
-            rows = self._run(
-                "SELECT id, agent_id, query, needs, note, created_at, created_by FROM golden "
-                + ("WHERE agent_id = ? " if agent_id is not None else "")
-                + "ORDER BY id",
-                [agent_id] if agent_id is not None else [],
-            )
-        return [Golden(id=r[0], agent_id=r[1], query=r[2], needs=json.loads(r[3]), note=r[4], created_at=_aware(r[5]), created_by=r[6]) for r in rows]
-
-    def add_golden(self, entries: Sequence[Golden], audit: AuditEvent) -> list[int]:
-        ids = []
-        with self.atomic():
-            for g in entries:
-                ids.append(
-                    int(
-                        self._run(
-                            "INSERT INTO golden (agent_id, query, needs, note, created_at, created_by) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-                            [g.agent_id, g.query, json.dumps(list(g.needs)), g.note, _naive(_utcnow()), audit.actor],
-                        )[0][0]
-                    )
-                )
-            audit.details.setdefault("golden_ids", ids)
-            self._insert_audit(audit)
-        return ids
 
     def set_layout(self, ids: Sequence[int] | np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
         table = pa.table(
@@ -1642,67 +1514,6 @@ class DuckDBStore(Store):
         except StoreError as exc:  # the entries stay in the journal, for the next try
             log.warning("could not apply the journal to %s yet: %s", self.path, exc)
 
-    def audit(
-        self,
-        *,
-        agent_id: str | None = None,
-        actions: Sequence[str] | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        memory_id: int | None = None,
-        after_id: int | None = None,
-        limit: int = 200,
-    ) -> list[AuditEvent]:
-        clauses: list[str] = []
-        args: list[Any] = []
-        if after_id is not None:
-            clauses.append("id > ?")
-            args.append(int(after_id))
-        if agent_id is not None:
-            clauses.append("agent_id = ?")
-            args.append(agent_id)
-        if actions:
-            clauses.append("action IN (SELECT unnest(?::VARCHAR[]))")
-            args.append(list(actions))
-        if since is not None:
-            clauses.append("occurred_at >= ?")
-            args.append(_naive(since))
-        if until is not None:
-            clauses.append("occurred_at <= ?")
-            args.append(_naive(until))
-        if memory_id is not None:
-            clauses.append("memory_id = ?")
-            args.append(int(memory_id))
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        with self._lock:
-            self._settle()
-            # A read-only open's journalled audit lines come after every row of the table.
-            extra = [
-                e for e in reversed(self._unapplied_events())
-                if (after_id is None or (e.id or 0) > after_id) and (agent_id is None or e.agent_id == agent_id)
-                and (not actions or e.action in actions) and (memory_id is None or e.memory_id == memory_id)
-                and (since is None or (e.at is not None and e.at >= utc(since)))
-                and (until is None or (e.at is not None and e.at <= utc(until)))
-            ][: int(limit)]
-            rows = self._run(
-                "SELECT id, occurred_at, action, actor, agent_id, memory_id, query, details FROM audit "
-                f"{where} ORDER BY id DESC LIMIT ?",
-                [*args, int(limit) - len(extra)],
-            )
-        return extra + [
-            AuditEvent(
-                id=r[0],
-                at=_aware(r[1]),
-                action=r[2],
-                actor=r[3],
-                agent_id=r[4],
-                memory_id=r[5],
-                query=r[6],
-                details=json.loads(r[7]),
-            )
-            for r in rows
-        ]
-
     def _unapplied_events(self) -> list[AuditEvent]:
         """The audit lines of a read-only open's journalled writes, oldest first, numbered as applying them will."""
         if not self._unapplied:
@@ -1721,69 +1532,17 @@ class DuckDBStore(Store):
             for n, a in enumerate(audits, start=1)
         ]
 
-    _PROFILE_FIELDS = ("alpha", "lam", "theta1", "theta2", "theta3", "k")
-
-    def profile(self, agent_id: str) -> dict[str, Any] | None:
-        with self._lock:
-            values = self._profile_rows().get(agent_id)
-            return dict(values) if values is not None else None
-
-    def profiles(self) -> dict[str, dict[str, Any]]:
-        with self._lock:
-            return {agent: dict(values) for agent, values in self._profile_rows().items()}
-
     def _profile_rows(self) -> dict[str, dict[str, Any]]:
         # Kept in memory, like meta: an agent's every search asks for its profile,
         # and only this connection writes the file. Callers hold the lock and copy what they hand out.
         if self._profiles is None:
-            rows = self._run(f"SELECT agent_id, {', '.join(self._PROFILE_FIELDS)} FROM profiles ORDER BY agent_id")
-            self._profiles = {r[0]: dict(zip(self._PROFILE_FIELDS, r[1:])) for r in rows}
+            self._profiles = super()._profile_rows()
         return self._profiles
 
-    def set_profile(self, agent_id: str, values: dict[str, Any], audit: AuditEvent) -> None:
-        with self.atomic():
-            self._run(
-                f"INSERT OR REPLACE INTO profiles (agent_id, {', '.join(self._PROFILE_FIELDS)}, "
-                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [agent_id, *(values[f] for f in self._PROFILE_FIELDS), _naive(_utcnow())],
-            )
-            self._insert_audit(audit)
-            self._profiles = None  # inside the transaction, under the lock: no reader can cache the old row
-
-    def metadata(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-        if not len(ids):
-            return {}
-        with self._lock:
-            rows = self._run("SELECT id, metadata FROM memories WHERE id IN (SELECT unnest(?::BIGINT[]))", [[int(i) for i in ids]])
-        return {int(i): (json.loads(m) if isinstance(m, str) else dict(m or {})) for i, m in rows}
-
-    def ids_with_words(self, words: Sequence[str], limit: int) -> list[int]:
-        if not words:
-            return []
-        escaped = ["%" + w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%" for w in words]
-        where = " AND ".join("text ILIKE ? ESCAPE '\\'" for _ in escaped)
-        with self._lock:
-            rows = self._run(f"SELECT id FROM memories WHERE forgotten_at IS NULL AND {where} ORDER BY created_at DESC, id DESC LIMIT ?", [*escaped, int(limit)])
-        return [int(r[0]) for r in rows]
-
-    def id_of_hash(self, content_hash: str) -> int | None:
-        with self._lock:
-            rows = self._run("SELECT id FROM memories WHERE content_hash = ?", [content_hash])
-        return int(rows[0][0]) if rows else None
+    def _profiles_changed(self) -> None:
+        self._profiles = None  # inside the transaction, under the lock: no reader can cache the old row
 
     # -- tokens -------------------------------------------------------------------
-
-    def token(self, token_id: str) -> TokenRecord | None:
-        with self._lock:
-            rows = self._run(f"SELECT {', '.join(TABLES['tokens'])} FROM tokens WHERE id = ?", [token_id])
-        return TokenRecord(*portable_row(rows[0], TABLES["tokens"])) if rows else None
-
-    def revoke_token(self, token_id: str, when: datetime, audit: AuditEvent) -> bool:
-        with self.atomic():
-            done = self._run("UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING 1", [_naive(when), token_id])
-            if done:
-                self._insert_audit(audit)
-        return bool(done)
 
     # -- copying a whole store ---------------------------------------------------
 
@@ -1975,26 +1734,3 @@ def _state_from_arrow(table: pa.Table) -> Columns:
         agent_names=agent_names,
     )
 
-
-def _record(row: tuple, last_retrieved_at: datetime | None, retrieval_count: int) -> MemoryRecord:
-    """A memory from a ``_RECORD_COLUMNS`` row and its usage totals."""
-    return MemoryRecord(
-        id=row[0],
-        text=row[1],
-        summary=row[2],
-        headline=row[3],
-        embedding_model=row[4],
-        content_hash=row[5],
-        created_at=row[6].replace(tzinfo=UTC),
-        last_retrieved_at=_aware(last_retrieved_at),
-        retrieval_count=retrieval_count,
-        floor=row[7],
-        agent_id=row[8],
-        visibility=row[9],
-        kind=row[10],
-        source=row[11],
-        metadata=json.loads(row[12]),
-        x=row[13],
-        y=row[14],
-        forgotten=row[15] is not None,
-    )

@@ -30,11 +30,10 @@ password removed.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -42,7 +41,6 @@ from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
-from lodviz.access import TokenRecord, current_face
 from lodviz.errors import StoreError
 from lodviz.records import ROW_FIELDS
 from lodviz.store.base import (
@@ -50,23 +48,18 @@ from lodviz.store.base import (
     TABLES,
     AuditEvent,
     Columns,
-    Conflict,
     ConflictLink,
-    Golden,
     MemoryRecord,
     NewMemory,
-    Store,
-    conflict_rows,
     dumps,
-    imported_history,
     portable_row,
 )
 from lodviz.store.migrations import Migrations, Target
+from lodviz.store.sql import FORGOTTEN, RECORD_COLUMNS, SQLStore, record
 from lodviz.times import utc
 
 log = logging.getLogger("lodviz.store.postgres")
 
-FORGOTTEN = "(forgotten)"
 URL_SCHEMES = ("postgresql://", "postgres://")
 #: Advisory lock key for migrations ("lodviz" in ASCII, as a number).
 _MIGRATION_LOCK = 0x6C6F6476697A
@@ -262,14 +255,9 @@ _STATE_COLUMNS = (
     "coalesce(u.retrieval_count, 0), m.floor, m.agent_id, m.visibility = 'shared', m.kind, m.layout_x, m.layout_y, "
     "length(m.text), length(m.summary), length(m.headline), m.forgotten_at IS NOT NULL"
 )
-_RECORD_COLUMNS = (
-    "m.id, m.text, m.summary, m.headline, m.embedding_model, m.content_hash, m.created_at, "
-    "m.floor, m.agent_id, m.visibility, m.kind, m.source, m.metadata, m.layout_x, m.layout_y, m.forgotten_at, "
-    "coalesce(u.retrieval_count, 0), u.last_retrieved_at"
-)
 
 
-class PostgresStore(Store):
+class PostgresStore(SQLStore):
     """A store in a PostgreSQL database with the ``vector`` extension."""
 
     #: From this many memories on, search asks the HNSW index instead of scanning
@@ -277,6 +265,7 @@ class PostgresStore(Store):
     INDEX_FROM = 1_000_000
     #: How many more neighbours than asked the index returns, for the visibility filter.
     OVERFETCH = 4
+    PARAM = "%s"
 
     def __init__(self, url: str, *, read_only: bool = False, index_from: int | None = None) -> None:
         try:
@@ -353,19 +342,14 @@ class PostgresStore(Store):
                     self._depth = 0
                     self._stamp = None
 
+    def _write(self) -> None:
+        self._change()
+
     def _change(self) -> int:
         """This transaction's change number (taking the writers' turn on first use)."""
         if self._stamp is None:
             self._stamp = int(self._run("UPDATE changes SET n = n + 1 WHERE id = 1 RETURNING n")[0][0])
         return self._stamp
-
-    def _insert_audit(self, event: AuditEvent) -> None:
-        event.details.setdefault("face", current_face())
-        self._change()
-        self._run(
-            "INSERT INTO audit (occurred_at, action, actor, agent_id, memory_id, query, details) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-            [event.at or datetime.now(UTC), event.action, event.actor, event.agent_id, event.memory_id, event.query, dumps(event.details)],
-        )
 
     # -- meta and artifacts -----------------------------------------------------
 
@@ -381,26 +365,7 @@ class PostgresStore(Store):
                     "INSERT INTO meta VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [key, str(value)]
                 )
 
-    def artifact(self, name: str) -> bytes | None:
-        with self._lock:
-            rows = self._run("SELECT data FROM artifacts WHERE name = %s", [name])
-        return bytes(rows[0][0]) if rows else None
-
-    def set_artifact(self, name: str, data: bytes) -> None:
-        with self.atomic():
-            self._change()
-            self._run(
-                "INSERT INTO artifacts VALUES (%s, %s) ON CONFLICT (name) DO UPDATE SET data = excluded.data", [name, data]
-            )
-
     # -- memories ----------------------------------------------------------------
-
-    def existing_hashes(self, hashes: Iterable[str]) -> set[str]:
-        hashes = list(hashes)
-        if not hashes:
-            return set()
-        with self._lock:
-            return {r[0] for r in self._run("SELECT content_hash FROM memories WHERE content_hash = ANY(%s)", [hashes])}
 
     def insert(
         self, memories: Sequence[NewMemory], audit: AuditEvent | None, links: Sequence[ConflictLink] = ()
@@ -431,7 +396,7 @@ class PostgresStore(Store):
                             m.kind, m.source, dumps(m.metadata), stamp,
                         ))
                 used = [(ids[i], memories[i]) for i in fresh if memories[i].retrieval_count or memories[i].last_retrieved_at]
-                if used:  # one statement each for the batch's usage and its conflict links, not one per row
+                if used:  # one statement for the batch's usage, not one per row
                     self._run(
                         "INSERT INTO usage SELECT u.*, %s FROM unnest(%s::bigint[], %s::int[], %s::timestamptz[]) AS u",
                         [
@@ -439,21 +404,7 @@ class PostgresStore(Store):
                             [utc(m.last_retrieved_at) if m.last_retrieved_at else None for _, m in used],
                         ],
                     )
-                found = conflict_rows(ids, links)  # at most conflicts.MAX_LINKS per new memory
-                if found:
-                    self._run(
-                        "INSERT INTO conflicts (memory_id, other_id, similarity, reason, detected_at) "
-                        "SELECT l.*, now() FROM unnest(%s::bigint[], %s::bigint[], %s::float8[], %s::text[]) AS l "
-                        "ON CONFLICT DO NOTHING",
-                        [[f[0] for f in found], [f[1] for f in found], [f[2] for f in found], [f[3] for f in found]],
-                    )
-                if audit is not None:
-                    audit.details.setdefault("ids", [ids[i] for i in fresh])
-                    if found:
-                        audit.details["conflicts"] = [[a, b] for a, b, _, _ in found]
-                    audit.details.update(imported_history([(ids[i], memories[i]) for i in fresh]))
-            if audit is not None:
-                self._insert_audit(audit)
+            self._links_and_audit(ids, fresh, memories, links, audit)
         if fresh:
             self._ensure_index(len(memories[fresh[0]].embedding))
         return ids
@@ -479,9 +430,9 @@ class PostgresStore(Store):
             return {}
         with self._lock:
             rows = self._run(
-                f"SELECT {_RECORD_COLUMNS} FROM memories m LEFT JOIN usage u ON u.memory_id = m.id WHERE m.id = ANY(%s)", [ids]
+                f"SELECT {RECORD_COLUMNS}, u.last_retrieved_at, coalesce(u.retrieval_count, 0) FROM memories m LEFT JOIN usage u ON u.memory_id = m.id WHERE m.id = ANY(%s)", [ids]
             )
-        return {int(r[0]): _record(r) for r in rows}
+        return {int(r[0]): record(r[:16], *r[16:]) for r in rows}
 
     _TIER_COLUMN = {1: "headline", 2: "summary", 3: "text"}
 
@@ -499,18 +450,6 @@ class PostgresStore(Store):
                 raise StoreError(f"no memory with id {memory_id}.")
             out[memory_id] = (row[min(max(int(tier), 1), 3)], row[4])
         return out
-
-    def metadata(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-        ids = [int(i) for i in ids]
-        if not ids:
-            return {}
-        with self._lock:
-            rows = self._run("SELECT id, metadata FROM memories WHERE id = ANY(%s)", [ids])
-        return {int(i): (json.loads(m) if isinstance(m, str) else dict(m or {})) for i, m in rows}
-
-    def count(self) -> int:
-        with self._lock:
-            return int(self._run("SELECT count(*) FROM memories WHERE forgotten_at IS NULL")[0][0])
 
     # -- the in-memory copy --------------------------------------------------------
 
@@ -694,170 +633,9 @@ class PostgresStore(Store):
 
     # -- conflicts and golden queries ----------------------------------------------------
 
-    def conflicts(
-        self, ids: Sequence[int] | None = None, status: Sequence[str] | None = None, limit: int | None = None
-    ) -> list[Conflict]:
-        clauses: list[str] = []
-        args: list[Any] = []
-        if ids is not None:
-            clauses.append("(memory_id = ANY(%s) OR other_id = ANY(%s))")
-            args += [[int(i) for i in ids], [int(i) for i in ids]]
-        if status:
-            clauses.append("status = ANY(%s)")
-            args.append(list(status))
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        tail = f" LIMIT {int(limit)}" if limit else ""
-        with self._lock:
-            rows = self._run(
-                "SELECT memory_id, other_id, similarity, reason, detected_at, status, superseded_id, resolved_by, "
-                f"resolved_at, note FROM conflicts {where} ORDER BY detected_at DESC, memory_id DESC{tail}",
-                args,
-            )
-        return [
-            Conflict(
-                memory_id=r[0], other_id=r[1], similarity=r[2], reason=r[3], detected_at=_utc(r[4]), status=r[5],
-                superseded_id=r[6], resolved_by=r[7], resolved_at=_utc(r[8]), note=r[9],
-            )
-            for r in rows
-        ]
-
-    def resolve_conflict(
-        self, memory_id: int, other_id: int, status: str, superseded_id: int | None, audit: AuditEvent
-    ) -> None:
-        with self.atomic():
-            self._change()
-            updated = self._run(
-                "UPDATE conflicts SET status = %s, superseded_id = %s, resolved_by = %s, resolved_at = now(), note = %s "
-                "WHERE memory_id = %s AND other_id = %s RETURNING 1",
-                [status, superseded_id, audit.actor, audit.details.get("reason"), int(memory_id), int(other_id)],
-            )
-            if not updated:
-                raise StoreError(f"no conflict between memories {memory_id} and {other_id}.")
-            self._insert_audit(audit)
-
-    def ids_containing(self, text: str, limit: int = 10) -> list[int]:
-        with self._lock:
-            rows = self._run(
-                "SELECT id FROM memories WHERE forgotten_at IS NULL AND strpos(text, %s) > 0 ORDER BY id LIMIT %s", [text, int(limit)]
-            )
-        return [int(r[0]) for r in rows]
-
-    def golden(self, agent_id: str | None = None) -> list[Golden]:
-        with self._lock:
-            rows = self._run(
-                "SELECT id, agent_id, query, needs, note, created_at, created_by FROM golden "
-                + ("WHERE agent_id = %s " if agent_id is not None else "")
-                + "ORDER BY id",
-                [agent_id] if agent_id is not None else [],
-            )
-        return [Golden(id=r[0], agent_id=r[1], query=r[2], needs=json.loads(r[3]), note=r[4], created_at=_utc(r[5]), created_by=r[6]) for r in rows]
-
-    def add_golden(self, entries: Sequence[Golden], audit: AuditEvent) -> list[int]:
-        ids = []
-        with self.atomic():
-            for g in entries:
-                ids.append(int(self._run(
-                    "INSERT INTO golden (agent_id, query, needs, note, created_at, created_by) VALUES (%s, %s, %s, %s, now(), %s) RETURNING id",
-                    [g.agent_id, g.query, json.dumps(list(g.needs)), g.note, audit.actor],
-                )[0][0]))
-            audit.details.setdefault("golden_ids", ids)
-            self._insert_audit(audit)
-        return ids
-
     # -- audit and profiles ---------------------------------------------------------------
 
-    def record(self, event: AuditEvent) -> None:
-        with self.atomic():
-            self._insert_audit(event)
-
-    def audit(
-        self,
-        *,
-        agent_id: str | None = None,
-        actions: Sequence[str] | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        memory_id: int | None = None,
-        after_id: int | None = None,
-        limit: int = 200,
-    ) -> list[AuditEvent]:
-        clauses: list[str] = []
-        args: list[Any] = []
-        for clause, value in (
-            ("id > %s", None if after_id is None else int(after_id)),
-            ("agent_id = %s", agent_id),
-            ("action = ANY(%s)", list(actions) if actions else None),
-            ("occurred_at >= %s", None if since is None else utc(since)),
-            ("occurred_at <= %s", None if until is None else utc(until)),
-            ("memory_id = %s", None if memory_id is None else int(memory_id)),
-        ):
-            if value is not None:
-                clauses.append(clause)
-                args.append(value)
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        with self._lock:
-            rows = self._run(
-                f"SELECT id, occurred_at, action, actor, agent_id, memory_id, query, details FROM audit {where} ORDER BY id DESC LIMIT %s",
-                [*args, int(limit)],
-            )
-        return [
-            AuditEvent(id=r[0], at=_utc(r[1]), action=r[2], actor=r[3], agent_id=r[4], memory_id=r[5], query=r[6], details=json.loads(r[7]))
-            for r in rows
-        ]
-
-    _PROFILE_FIELDS = ("alpha", "lam", "theta1", "theta2", "theta3", "k")
-
-    def profile(self, agent_id: str) -> dict[str, Any] | None:
-        return self.profiles().get(agent_id)
-
-    def profiles(self) -> dict[str, dict[str, Any]]:
-        with self._lock:
-            rows = self._run(f"SELECT agent_id, {', '.join(self._PROFILE_FIELDS)} FROM profiles ORDER BY agent_id")
-        return {r[0]: dict(zip(self._PROFILE_FIELDS, r[1:])) for r in rows}
-
-    def set_profile(self, agent_id: str, values: dict[str, Any], audit: AuditEvent) -> None:
-        fields = ", ".join(self._PROFILE_FIELDS)
-        updates = ", ".join(f"{f} = excluded.{f}" for f in (*self._PROFILE_FIELDS, "updated_at"))
-        with self.atomic():
-            self._change()
-            self._run(
-                f"INSERT INTO profiles (agent_id, {fields}, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, now()) "
-                f"ON CONFLICT (agent_id) DO UPDATE SET {updates}",
-                [agent_id, *(values[f] for f in self._PROFILE_FIELDS)],
-            )
-            self._insert_audit(audit)
-
-    def ids_with_words(self, words: Sequence[str], limit: int) -> list[int]:
-        if not words:
-            return []
-        escaped = ["%" + w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%" for w in words]
-        where = " AND ".join("text ILIKE %s" for _ in escaped)
-        with self._lock:
-            rows = self._run(
-                f"SELECT id FROM memories WHERE forgotten_at IS NULL AND {where} ORDER BY created_at DESC, id DESC LIMIT %s",
-                [*escaped, int(limit)],
-            )
-        return [int(r[0]) for r in rows]
-
-    def id_of_hash(self, content_hash: str) -> int | None:
-        with self._lock:
-            rows = self._run("SELECT id FROM memories WHERE content_hash = %s", [content_hash])
-        return int(rows[0][0]) if rows else None
-
     # -- tokens ---------------------------------------------------------------------
-
-    def token(self, token_id: str) -> TokenRecord | None:
-        with self._lock:
-            rows = self._run(f"SELECT {', '.join(TABLES['tokens'])} FROM tokens WHERE id = %s", [token_id])
-        return TokenRecord(*portable_row(rows[0], TABLES["tokens"])) if rows else None
-
-    def revoke_token(self, token_id: str, when: datetime, audit: AuditEvent) -> bool:
-        with self.atomic():
-            self._change()
-            done = self._run("UPDATE tokens SET revoked_at = %s WHERE id = %s AND revoked_at IS NULL RETURNING 1", [when, token_id])
-            if done:
-                self._insert_audit(audit)
-        return bool(done)
 
     # -- copying a whole store -----------------------------------------------------
 
@@ -919,25 +697,3 @@ def _first_line(exc: Exception, url: str) -> str:
     password = urlsplit(url).password if url.startswith(URL_SCHEMES) else None
     return text.replace(password, "***") if password else text
 
-
-def _record(r: tuple) -> MemoryRecord:
-    return MemoryRecord(
-        id=int(r[0]),
-        text=r[1],
-        summary=r[2],
-        headline=r[3],
-        embedding_model=r[4],
-        content_hash=r[5],
-        created_at=r[6].astimezone(UTC),
-        last_retrieved_at=_utc(r[17]),
-        retrieval_count=int(r[16]),
-        floor=int(r[7]),
-        agent_id=r[8],
-        visibility=r[9],
-        kind=r[10],
-        source=r[11],
-        metadata=json.loads(r[12]),
-        x=r[13],
-        y=r[14],
-        forgotten=r[15] is not None,
-    )
