@@ -13,6 +13,7 @@ memory that does not exist. ``agent_id=None`` is the auditor's view: all.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
@@ -118,6 +119,7 @@ class Memory:
         # With a lock, every public method holds it (``_serialised``): the app's
         # threads, the MCP workers and the API can then share one Memory.
         self._lock: AbstractContextManager[Any] = lock if lock is not None else nullcontext()
+        self._lock_owner: int | None = None  # the thread inside a public method, holding ``_lock``
         self._store = store
         self._embedder = embedder
         self._compressor = compressor
@@ -1111,7 +1113,7 @@ class Memory:
         """``make`` to be called later under this memory's lock (the kept datetimes, ``RowDatetimes``, need it)."""
 
         def call() -> list[Hit]:
-            with self._lock:
+            with self._holding():
                 return make()
 
         return call
@@ -1847,6 +1849,20 @@ class Memory:
         state = self._store.state()
         return sorted(set(state.agent_id[~state.forgotten].astype(str).tolist()))
 
+    @contextlib.contextmanager
+    def _holding(self) -> Iterator[None]:
+        """Hold this memory's lock for the current thread, once: a thread that holds it goes on."""
+        me = threading.get_ident()
+        if self._lock_owner == me:
+            yield
+            return
+        with self._lock:
+            self._lock_owner = me
+            try:
+                yield
+            finally:
+                self._lock_owner = None
+
     def close(self) -> None:
         self._store.close()  # a background warm in progress holds the store's lock for one step; close waits for it
 
@@ -1861,9 +1877,14 @@ class Memory:
 
 
 def _serialised(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` run holding the memory's lock, unless this thread holds it already.
+
+    Public methods call public methods (``add`` calls ``add_many``): taking the
+    lock again would hang on a plain ``threading.Lock``, so the owner is kept.
+    """
     @functools.wraps(method)
     def call(self: Memory, *args: Any, **kwargs: Any) -> Any:
-        with self._lock:
+        with self._holding():
             return method(self, *args, **kwargs)
 
     return call
