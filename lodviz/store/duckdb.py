@@ -38,7 +38,6 @@ from lodviz.access import current_face
 from lodviz.errors import StoreError
 from lodviz.lexical import TermIndex
 from lodviz.matrix import UnitRows, parse_kind
-from lodviz.records import ROW_FIELDS
 from lodviz.store.base import (
     TABLE_ORDER,
     TABLES,
@@ -52,6 +51,7 @@ from lodviz.store.base import (
 )
 from lodviz.store.journal import BATCH, SYNC_AT, Entry, Journal
 from lodviz.store.migrations import Migrations, Target
+from lodviz.store.mirror import Mirror
 from lodviz.store.sql import FORGOTTEN, RECORD_COLUMNS, SQLStore, record, utcnow
 from lodviz.times import utc
 
@@ -485,93 +485,14 @@ _STATE_SQL = """
 # No ORDER BY: sorting a million rows with their embeddings costs seconds and
 # gigabytes; ``_state_from_batches`` puts each batch's rows in id order itself.
 
-class _Cache:
-    """The columns and the unit embedding matrix (``lodviz.matrix``), grown by doubling."""
+class _Cache(Mirror):
+    """The mirror (``lodviz.store.mirror``), with the texts and terms the searches read from memory."""
 
     def __init__(self, state: Columns, matrix: UnitRows) -> None:
-        self.n = len(state)
-        self._state = state
-        self.matrix = matrix
+        super().__init__(state, matrix)
         self.short_texts: _ShortTexts | None = None  # loaded by the first search
         # Every summary's BM25 terms (``lexical.TermIndex``): built by ``warm``, then extended as rows arrive.
         self.terms: TermIndex | None = None
-
-    def code_agents(self, names: Sequence[str]) -> np.ndarray:
-        """Integer codes for agent names, adding new names to the list."""
-        known = self._state.agent_names
-        index = {name: i for i, name in enumerate(known)}
-        codes = []
-        for name in names:
-            if name not in index:
-                index[name] = len(known)
-                known.append(name)
-            codes.append(index[name])
-        return np.asarray(codes, dtype=np.int32)
-
-    def state(self) -> Columns:
-        state = self._state.take(slice(0, self.n))
-        state.agent_names = list(state.agent_names)  # a snapshot keeps the names it was taken with
-        return state
-
-    def vectors(self) -> np.ndarray:
-        return self.matrix.exact[: self.n]
-
-    def append(self, state: Columns, vectors: np.ndarray) -> None:
-        need = self.n + len(state)
-        if need > len(self._state.ids):
-            capacity = max(need, 2 * len(self._state.ids), 1024)
-            grown = {}
-            for name in ROW_FIELDS:
-                old = getattr(self._state, name)
-                new = np.empty(capacity, dtype=old.dtype)
-                new[: self.n] = old[: self.n]
-                grown[name] = new
-            self._state = Columns(**grown, agent_names=self._state.agent_names)
-            if self.matrix.dim == 0:  # an empty store's matrix is (0, 0): nothing to carry over
-                self.matrix = UnitRows(self.matrix.kind, vectors.shape[1], capacity)
-            else:
-                self.matrix.grow(capacity, self.n)
-        for name in ROW_FIELDS:
-            getattr(self._state, name)[self.n : need] = getattr(state, name)
-        self.matrix.exact[self.n : need] = vectors
-        self.matrix.written(self.n, need)
-        self.n = need
-
-    def present_rows(self, ids: np.ndarray) -> np.ndarray:
-        """``rows`` of ``ids``, every one of which must be stored."""
-        guessed = self._guess_rows(ids)
-        if guessed is not None:  # checked there, id by id
-            return guessed
-        rows = np.searchsorted(self._state.ids[: self.n], ids)
-        found = rows < self.n
-        found[found] = self._state.ids[rows[found]] == ids[found]
-        if not found.all():
-            raise StoreError(f"no memory with id {int(ids[~found][0])}.")
-        return rows
-
-    def rows(self, ids: Sequence[int] | np.ndarray) -> np.ndarray:
-        wanted = np.asarray(ids, dtype=np.int64)
-        guessed = self._guess_rows(wanted)
-        return guessed if guessed is not None else np.searchsorted(self._state.ids[: self.n], wanted)
-
-    def _guess_rows(self, wanted: np.ndarray) -> np.ndarray | None:
-        """The rows of ``wanted`` if each is its id less the first id (checked), else None.
-
-        Ids are handed out in order without gaps, so that is the usual case: one
-        look-up each, where a binary search would miss the CPU's cache ~17 times
-        per id after a scan of the matrix has flushed it.
-        """
-        if not self.n or not len(wanted):
-            return None
-        known = self._state.ids[: self.n]
-        guess = wanted - known[0]
-        inside = (guess >= 0) & (guess < self.n)
-        if inside.all() and np.array_equal(known[guess], wanted):
-            return guess
-        return None
-
-    def column(self, name: str) -> np.ndarray:
-        return getattr(self._state, name)
 
 
 class _ShortTexts:

@@ -42,7 +42,6 @@ from urllib.parse import urlsplit, urlunsplit
 import numpy as np
 
 from lodviz.errors import StoreError
-from lodviz.records import ROW_FIELDS
 from lodviz.store.base import (
     TABLE_ORDER,
     TABLES,
@@ -55,6 +54,7 @@ from lodviz.store.base import (
     portable_row,
 )
 from lodviz.store.migrations import Migrations, Target
+from lodviz.store.mirror import Mirror, code_agents
 from lodviz.store.sql import FORGOTTEN, RECORD_COLUMNS, SQLStore, record
 from lodviz.times import utc
 
@@ -298,8 +298,7 @@ class PostgresStore(SQLStore):
             self._con.close()
             raise StoreError(f"{self.path} is not a lodviz store: {_first_line(exc, url)}") from None
         self._url = url
-        self._state: Columns | None = None
-        self._vectors: np.ndarray | None = None
+        self._mirror: Mirror | None = None
         self._seen = -1  # the change number the in-memory copy reflects
         self._dim: int | None = None
         self._index_dim: int | None = None
@@ -453,91 +452,38 @@ class PostgresStore(SQLStore):
 
     # -- the in-memory copy --------------------------------------------------------
 
-    def _refresh(self) -> tuple[Columns, np.ndarray]:
-        """The copy, brought up to the latest committed change of any process."""
+    def _refresh(self) -> Mirror:
+        """The mirror (``lodviz.store.mirror``), brought up to the latest committed change of any process."""
         with self._lock:
-            if self._depth and self._state is not None and self._vectors is not None:
-                return self._state, self._vectors  # inside a transaction: what it started from
+            if self._depth and self._mirror is not None:
+                return self._mirror  # inside a transaction: what it started from
             latest = int(self._run("SELECT n FROM changes WHERE id = 1")[0][0])
-            if self._state is not None and self._vectors is not None and latest == self._seen:
-                return self._state, self._vectors
-            since = self._seen if self._state is not None else -1
+            if self._mirror is not None and latest == self._seen:
+                return self._mirror
+            since = self._seen if self._mirror is not None else -1
             rows = self._run(
                 f"SELECT {_STATE_COLUMNS}, m.embedding FROM memories m LEFT JOIN usage u ON u.memory_id = m.id "
                 "WHERE m.change_seq > %s OR u.change_seq > %s",
                 [since, since],
             )
-            self._merge(rows)
+            if self._mirror is None:
+                names: list[str] = []
+                self._mirror = Mirror.of(*_columns_of(rows, code_agents(names, [r[5] for r in rows]), names))
+            else:
+                self._mirror.merge(*_columns_of(rows, self._mirror.code_agents([r[5] for r in rows]), []))
             self._seen = latest
-            assert self._state is not None and self._vectors is not None
-            return self._state, self._vectors
-
-    def _merge(self, rows: list[tuple]) -> None:
-        names = list(self._state.agent_names) if self._state is not None else []
-        index = {name: i for i, name in enumerate(names)}
-        codes = []
-        for r in rows:
-            if r[5] not in index:
-                index[r[5]] = len(names)
-                names.append(r[5])
-            codes.append(index[r[5]])
-        incoming = Columns(
-            ids=np.array([r[0] for r in rows], dtype=np.int64),
-            created_at=np.array([r[1] for r in rows], dtype=np.float64),
-            last_retrieved_at=np.array([np.nan if r[2] is None else r[2] for r in rows], dtype=np.float64),
-            retrieval_count=np.array([r[3] for r in rows], dtype=np.int64),
-            floor=np.array([r[4] for r in rows], dtype=np.int8),
-            agent_code=np.array(codes, dtype=np.int32),
-            shared=np.array([r[6] for r in rows], dtype=bool),
-            kind=np.array([r[7] for r in rows], dtype=object),
-            x=np.array([np.nan if r[8] is None else r[8] for r in rows], dtype=np.float64),
-            y=np.array([np.nan if r[9] is None else r[9] for r in rows], dtype=np.float64),
-            len_text=np.array([r[10] for r in rows], dtype=np.int32),
-            len_summary=np.array([r[11] for r in rows], dtype=np.int32),
-            len_headline=np.array([r[12] for r in rows], dtype=np.int32),
-            forgotten=np.array([r[13] for r in rows], dtype=bool),
-            agent_names=names,
-        )
-        dim = _as_array(rows[0][14]).shape[0] if rows else (self._vectors.shape[1] if self._vectors is not None and self._vectors.size else 0)
-        vectors = np.zeros((len(rows), dim), dtype=np.float32)
-        for i, r in enumerate(rows):
-            vectors[i] = _as_array(r[14])
-        from lodviz.scoring import normalize_rows
-
-        vectors = normalize_rows(vectors) if len(rows) else vectors
-        if self._state is None or self._vectors is None or not len(self._state):
-            order = np.argsort(incoming.ids, kind="stable")
-            self._state, self._vectors = incoming.take(order), vectors[order]
-            self._state.agent_names = names
-            return
-        old, old_vectors = self._state, self._vectors
-        at = np.searchsorted(old.ids, incoming.ids)
-        known = (at < len(old.ids)) & (old.ids[np.minimum(at, len(old.ids) - 1)] == incoming.ids)
-        fields = {name: getattr(old, name).copy() for name in ROW_FIELDS}
-        matrix = old_vectors.copy() if known.any() else old_vectors
-        for name in ROW_FIELDS:  # changed rows, in place
-            fields[name][at[known]] = getattr(incoming, name)[known]
-        matrix[at[known]] = vectors[known]
-        new = ~known
-        if new.any():
-            ids = np.concatenate([fields["ids"], incoming.ids[new]])
-            order = np.argsort(ids, kind="stable")
-            for name in ROW_FIELDS:
-                fields[name] = np.concatenate([fields[name], getattr(incoming, name)[new]])[order]
-            matrix = np.concatenate([matrix, vectors[new]])[order]
-        self._state = Columns(**fields, agent_names=names)
-        self._vectors = matrix
+            return self._mirror
 
     def state(self) -> Columns:
-        state, _ = self._refresh()
-        return state.take(slice(None))
+        return self._refresh().state()
 
     def unit_vectors(self) -> np.ndarray:
-        return self._refresh()[1]
+        return self._refresh().vectors()
 
     def snapshot(self) -> tuple[Columns, np.ndarray]:
-        state, vectors = self._refresh()
-        return state.take(slice(None)), vectors
+        with self._lock:
+            mirror = self._refresh()
+            return mirror.state(), mirror.vectors()
 
     def nearest(
         self,
@@ -546,7 +492,9 @@ class PostgresStore(SQLStore):
         visible: np.ndarray | None = None,
         vectors: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        state, matrix = self._refresh()
+        with self._lock:
+            mirror = self._refresh()
+            state, matrix = mirror.state(), mirror.vectors()
         if len(state) < self.index_from or self._depth:
             self.last_nearest = "scan"
             return super().nearest(query, k, visible, vectors if vectors is not None else matrix)
@@ -668,7 +616,7 @@ class PostgresStore(SQLStore):
                     f"(SELECT count(*) > 0 FROM {table}))"
                 )
         with self._lock:
-            self._state, self._vectors, self._seen = None, None, -1
+            self._mirror, self._seen = None, -1
             dims = self._run("SELECT vector_dims(embedding) FROM memories LIMIT 1")
         if dims:
             self._ensure_index(int(dims[0][0]))
@@ -684,6 +632,31 @@ class PostgresStore(SQLStore):
 def _utc(value: datetime | None) -> datetime | None:
     """A ``timestamptz`` as the store interface speaks it: aware, in ``datetime.UTC``."""
     return None if value is None else value.astimezone(UTC)
+
+
+def _columns_of(rows: list[tuple], codes: np.ndarray, names: list[str]) -> tuple[Columns, np.ndarray]:
+    """The columns and the unit vectors of ``_STATE_COLUMNS, m.embedding`` rows (agents already coded)."""
+    from lodviz.scoring import normalize_rows
+
+    state = Columns(
+        ids=np.array([r[0] for r in rows], dtype=np.int64),
+        created_at=np.array([r[1] for r in rows], dtype=np.float64),
+        last_retrieved_at=np.array([np.nan if r[2] is None else r[2] for r in rows], dtype=np.float64),
+        retrieval_count=np.array([r[3] for r in rows], dtype=np.int64),
+        floor=np.array([r[4] for r in rows], dtype=np.int8),
+        agent_code=codes,
+        shared=np.array([r[6] for r in rows], dtype=bool),
+        kind=np.array([r[7] for r in rows], dtype=object),
+        x=np.array([np.nan if r[8] is None else r[8] for r in rows], dtype=np.float64),
+        y=np.array([np.nan if r[9] is None else r[9] for r in rows], dtype=np.float64),
+        len_text=np.array([r[10] for r in rows], dtype=np.int32),
+        len_summary=np.array([r[11] for r in rows], dtype=np.int32),
+        len_headline=np.array([r[12] for r in rows], dtype=np.int32),
+        forgotten=np.array([r[13] for r in rows], dtype=bool),
+        agent_names=names,
+    )
+    vectors = np.array([_as_array(r[14]) for r in rows], dtype=np.float32) if rows else np.zeros((0, 0), dtype=np.float32)
+    return state, normalize_rows(vectors) if len(rows) else vectors
 
 
 def _as_array(value: Any) -> np.ndarray:
