@@ -1,9 +1,24 @@
 """The agent interface: LOD memory as MCP tools, over one ``Memory``.
 
-``build_mcp(mem)`` returns an ``MCPServer`` (official ``mcp`` SDK) with the
-concept's three tools, ``memory_search``, ``memory_expand`` and
-``memory_promote``, plus ``memory_write`` and the non-semantic modes
-``memory_recent``, ``memory_unseen`` and ``memory_sample``.
+The tools are plain module-level functions, one per tool:
+``memory_search``, ``memory_expand`` and ``memory_promote`` (the concept's
+three), ``memory_write``, and the non-semantic modes ``memory_recent``,
+``memory_unseen`` and ``memory_sample``. Each takes a ``Call`` (the Memory,
+the agent it acts for, who acts, whether the server is read-only) and its
+typed arguments, and returns the ``CallToolResult`` the agent receives: text
+and structured content. Their signatures are the tools' input schemas, their
+return annotations the output schemas, their docstrings the descriptions, so
+a test calls ``memory_search(Call(mem, "alice"), query="...")`` with no
+server at all.
+
+``build_mcp(mem)`` registers them on an ``MCPServer`` (official ``mcp`` SDK):
+each tool's handler builds the ``Call`` from the request (``call_context``)
+and runs the tool whole on a worker thread (``run_tool``), so neither the
+store's work nor the rendering of its result (which takes the Memory's lock)
+ever blocks the event loop that serves other clients and the app. Errors
+lodviz raises on purpose (``LodvizError``) come back as tool errors carrying
+their one-sentence message; anything else as one sentence naming its type,
+with the details in the server's log. The server keeps serving.
 
 Every call acts for one agent: its stored profile (alpha, lambda, thresholds,
 k) applies, it sees its own memories and shared ones only, and the audit log
@@ -17,20 +32,18 @@ records the call under its name. Which agent a call acts for:
 The agent name is a label that keeps memories apart, not an authentication:
 whoever can reach the endpoint can name any agent. The server listens on
 127.0.0.1 only.
-
-The tools are ``async``; each Memory call runs on a worker thread so that a
-search never blocks the event loop that serves other clients and the app.
-Errors lodviz raises on purpose (``LodvizError``) come back as tool errors
-carrying their one-sentence message; the server keeps serving.
 """
 
 from __future__ import annotations
 
+import contextvars
+import functools
+import inspect
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal, TypeVar, cast
 
-import anyio
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -39,7 +52,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 import lodviz
 from lodviz.access import IDENTITY_HEADER, check_agent, set_face
-from lodviz.errors import LodvizError
+from lodviz.errors import AccessDenied, LodvizError, StoreError
 from lodviz.memory import Memory, Result
 from lodviz.records import MemoryRecord
 from lodviz.scoring import Tier
@@ -49,7 +62,6 @@ from lodviz.times import iso
 AGENT_HEADER = "X-Lodviz-Agent"
 #: The agent of calls that name none.
 DEFAULT_AGENT = "default"
-#: Agent names: what the store accepts as agent_id (lodviz.ingest.inputs).
 
 INSTRUCTIONS = """\
 lodviz is level-of-detail (LOD) memory. Nothing is forgotten: every memory is
@@ -74,12 +86,12 @@ T = TypeVar("T")
 log = logging.getLogger("lodviz.mcp")
 
 
-# -- structured output ---------------------------------------------------------------
-
+# -- structured output ----------------------------------------------------------------------
 
 
 FloorName = Literal["FULL", "SUMMARY", "HEADLINE", "OUT"]
 VisibilityName = Literal["private", "shared"]
+
 
 class MemoryItem(BaseModel):
     """One memory in a landscape, with its content at its tier."""
@@ -156,7 +168,80 @@ class Written(BaseModel):
     summary: str
 
 
-# -- helpers ------------------------------------------------------------------------------
+ToolFunction = Callable[..., CallToolResult]
+F = TypeVar("F", bound=ToolFunction)
+
+
+# -- the call ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Call:
+    """What one tool call acts with: the store, the agent it acts for, who acts, and whether it may change anything.
+
+    ``actor`` is who the audit log names (the authenticated identity); empty,
+    the agent itself. ``mem`` is ``None`` only in a server that lists its
+    tools and does nothing else (the stdio relay's).
+    """
+
+    mem: Memory | None
+    agent: str = DEFAULT_AGENT
+    actor: str = ""
+    read_only: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.actor:
+            object.__setattr__(self, "actor", self.agent)
+
+    def service(self) -> Memory:
+        if self.mem is None:
+            raise StoreError("this MCP server lists tools only; it has no store.")
+        return self.mem
+
+    def writable(self, what: str) -> None:
+        if self.read_only:
+            raise AccessDenied(f"this lodviz server is read-only (a demo); it does not {what}.")
+
+
+def _headers(ctx: Context) -> Mapping[str, str] | None:
+    try:
+        return ctx.headers
+    except ValueError:  # no request (in-process use)
+        return None
+
+
+def call_context(
+    ctx: Context, mem: Memory | None, *, agent: str | None = None, default_agent: str = DEFAULT_AGENT, read_only: bool = False
+) -> Call:
+    """The ``Call`` a request makes: the fixed ``agent``, else the ``X-Lodviz-Agent`` header
+    (checked), else ``default_agent``; acted by the ``X-Lodviz-Identity`` header (set by the
+    server after it checked a token), else by that agent."""
+    headers = _headers(ctx)
+    if agent is None:
+        named = headers.get(AGENT_HEADER) if headers is not None else None
+        agent = check_agent(named) if named else default_agent
+    actor = headers.get(IDENTITY_HEADER) if headers is not None else None
+    return Call(mem, agent, actor or agent, read_only)
+
+
+def run_tool(function: Callable[..., T], call: Call, /, **arguments: Any) -> T:
+    """``function(call, **arguments)`` as the MCP face runs it: its changes recorded as made
+    through "mcp"; a lodviz error a tool error with its message, a defect one sentence (and a log line)."""
+
+    def as_mcp() -> T:
+        set_face("mcp")
+        return function(call, **arguments)
+
+    try:
+        return contextvars.copy_context().run(as_mcp)
+    except LodvizError as exc:
+        raise ToolError(str(exc)) from exc
+    except Exception as exc:  # a defect, not the caller's doing: one line in the log, one sentence to the agent
+        log.warning("%s failed: %s: %s", function.__name__, type(exc).__name__, exc)
+        raise ToolError(f"lodviz could not do this ({type(exc).__name__}); the server's log says more.") from None
+
+
+# -- rendering ---------------------------------------------------------------------------------
 
 
 def _record_out(record: MemoryRecord) -> MemoryOut:
@@ -168,8 +253,9 @@ def _result(text: str, data: BaseModel | dict[str, Any]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
 
 
-def _landscape(result: Result, agent: str) -> CallToolResult:
-    # Exactly render(): the text a token budget was kept on.
+def _landscape(result: Result) -> CallToolResult:
+    # Exactly render(): the text a token budget was kept on. Both take the Memory's lock
+    # (a search's items are made when first read).
     return _result(result.render(), result.to_dict())
 
 
@@ -188,7 +274,226 @@ def _describe(record: MemoryRecord) -> str:
     return f"[{record.id}] {record.headline}\n(" + ", ".join(facts) + ")"
 
 
-# -- the server -------------------------------------------------------------------------------
+# -- the tools ---------------------------------------------------------------------------------
+
+_TOOLS: list[tuple[ToolFunction, ToolAnnotations]] = []
+
+#: Every tool but memory_write: a call counts as use of what it returns, so none is read-only.
+USES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+#: memory_write: the same text again stores nothing new.
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+Budget = Annotated[int | None, Field(description="Hard cap on the tokens of the returned texts.")]
+
+
+def tool(annotations: ToolAnnotations) -> Callable[[F], F]:
+    """Register a module-level function as an MCP tool (in definition order)."""
+
+    def register(function: F) -> F:
+        _TOOLS.append((function, annotations))
+        return function
+
+    return register
+
+
+@tool(USES)
+def memory_search(
+    call: Call,
+    query: Annotated[str, Field(description="What you want to remember about, in natural language.")],
+    exclude: Annotated[list[str] | None, Field(description="Topics to push away (negative retrieval).")] = None,
+    k: Annotated[int | None, Field(description="How many nearest memories to consider (default: your profile's, usually 1000).")] = None,
+    budget_tokens: Budget = None,
+) -> Annotated[CallToolResult, LandscapeOut]:
+    """Search your memory: the landscape around a query, at mixed resolution.
+
+    Use this first, whenever past conversations, documents, decisions,
+    preferences or results might matter. It returns the k nearest memories
+    (wide: about 1000, not 5), each at the resolution its relevance and
+    recency earn: FULL text for the closest and most used, SUMMARY for the
+    next ring, a one-line HEADLINE with its [id] for the rest. Read the full
+    items, scan the headlines, and call memory_expand(id) on any headline
+    you need. exclude=["topic", ...] pushes a topic down; budget_tokens
+    caps the size (lower-scoring items lose resolution first, nothing is
+    dropped before it must be). Memories returned FULL or SUMMARY count as
+    used and stay sharp.
+    """
+    result = call.service().search(
+        query, agent_id=call.agent, exclude=exclude, k=k, budget_tokens=budget_tokens,
+        touch=not call.read_only, record=not call.read_only, actor=call.actor,
+    )
+    return _landscape(result)
+
+
+@tool(USES)
+def memory_expand(
+    call: Call,
+    memory_id: Annotated[int, Field(description="The [id] shown in a search or browse result.")],
+) -> Annotated[CallToolResult, MemoryOut]:
+    """The full text of one memory (its headline and summary too).
+
+    Use it when a headline or summary in a landscape looks relevant and you
+    need the details. Counts as using the memory, so it stays sharp in
+    later searches.
+    """
+    mem = call.service()
+    if call.read_only:
+        record = mem.get(memory_id, agent_id=call.agent)
+    else:
+        record = mem.expand(memory_id, agent_id=call.agent, actor=call.actor)
+    return _result(f"{_describe(record)}\n\n{record.text}\n", _record_out(record))
+
+
+@tool(USES)
+def memory_promote(
+    call: Call,
+    memory_id: Annotated[int, Field(description="The [id] of the memory to keep sharp.")],
+    reason: Annotated[str, Field(description="Why it matters (kept in the audit log).")],
+) -> Annotated[CallToolResult, Promotion]:
+    """Pin a memory at least one tier higher for good (HEADLINE -> SUMMARY -> FULL).
+
+    Use it for something that must never fade: a key decision, a
+    precedent, a standing preference. It raises the memory's tier floor to
+    one tier above where it came back in your last search (a headline
+    becomes at least a summary), so every later search returns it at least
+    at that resolution, however old or distant it is. Say why: the reason
+    is recorded with your name.
+    """
+    call.writable("promote")
+    change = call.service().move_floor(memory_id, +1, reason=reason, agent_id=call.agent, actor=call.actor)
+    data = Promotion(
+        id=change.memory_id,
+        previous_floor=cast(FloorName, change.before.name),
+        floor=cast(FloorName, change.after.name),
+        headline=change.headline,
+    )
+    return _result(
+        f"Memory {change.memory_id} now has tier floor {change.after.name} (was {change.before.name}): {change.headline}\n",
+        data,
+    )
+
+
+@tool(WRITES)
+def memory_write(
+    call: Call,
+    text: Annotated[str, Field(description="The memory, in full; it is summarised and headlined for you.")],
+    kind: Annotated[str, Field(description="A short lower-case word: note, turn, document, tool_result, preference, email, ...")] = "note",
+    metadata: Annotated[dict[str, Any] | None, Field(description="Any JSON object to keep with it.")] = None,
+    visibility: Annotated[Literal["private", "shared"], Field(description="private: only you see it; shared: every agent does.")] = "private",
+    source: Annotated[str | None, Field(description="Where it came from (a URL, a channel, a file).")] = None,
+) -> Annotated[CallToolResult, Written]:
+    """Store a memory: a fact, decision, preference, result or conversation turn worth keeping.
+
+    Write the full text; lodviz keeps it at three resolutions (full,
+    summary, headline) and it appears in later searches, and in the
+    landscape people see. Writing the same text again stores nothing new
+    and returns the existing id.
+    """
+    call.writable("write")
+    record, duplicate = call.service().write(
+        text, agent_id=call.agent, kind=kind, metadata=metadata, visibility=visibility, source=source, actor=call.actor,
+    )
+    data = Written(
+        id=record.id,
+        duplicate=duplicate,
+        agent_id=record.agent_id,
+        visibility=cast(VisibilityName, record.visibility),
+        kind=record.kind,
+        headline=record.headline,
+        summary=record.summary,
+    )
+    verb = "Already stored as" if duplicate else "Stored"
+    return _result(f"{verb} memory {record.id} ({record.visibility}, {record.kind}): {record.headline}\n", data)
+
+
+@tool(USES)
+def memory_recent(
+    call: Call,
+    since: Annotated[str, Field(description="Start of the window, ISO 8601 (e.g. 2026-05-01 or 2026-05-01T09:00:00Z).")],
+    until: Annotated[str | None, Field(description="End of the window, ISO 8601 (default: now).")] = None,
+    budget_tokens: Budget = None,
+) -> Annotated[CallToolResult, LandscapeOut]:
+    """What was stored in a time window, newest first, without a query.
+
+    Use it for "what happened last week", digests and catch-ups. Memories
+    in the window come back tiered by how often they have been used:
+    frequently used ones in full, untouched ones as headlines.
+    """
+    result = call.service().recent(
+        since, until, agent_id=call.agent, budget_tokens=budget_tokens,
+        touch=not call.read_only, record=not call.read_only, actor=call.actor,
+    )
+    return _landscape(result)
+
+
+@tool(USES)
+def memory_unseen(
+    call: Call,
+    limit: Annotated[int, Field(description="At most this many, newest first.")] = 50,
+    budget_tokens: Budget = None,
+) -> Annotated[CallToolResult, LandscapeOut]:
+    """Memories that have never been retrieved, newest first.
+
+    Use it to review what was stored but never looked at (new documents,
+    unread results) before it fades.
+    """
+    result = call.service().unseen(
+        agent_id=call.agent, limit=limit, budget_tokens=budget_tokens,
+        touch=not call.read_only, record=not call.read_only, actor=call.actor,
+    )
+    return _landscape(result)
+
+
+@tool(USES)
+def memory_sample(
+    call: Call,
+    n: Annotated[int, Field(description="How many memories to draw.")] = 10,
+    budget_tokens: Budget = None,
+) -> Annotated[CallToolResult, LandscapeOut]:
+    """Resurface n memories at random, weighted towards the most faded.
+
+    Use it to rediscover what is being ignored: old decisions, forgotten
+    findings. Drawn memories come back as summaries and count as used.
+    """
+    result = call.service().sample(
+        n, agent_id=call.agent, budget_tokens=budget_tokens,
+        touch=not call.read_only, record=not call.read_only, actor=call.actor,
+    )
+    return _landscape(result)
+
+
+#: The tools, in the order they are listed, with their annotations.
+TOOLS: tuple[tuple[ToolFunction, ToolAnnotations], ...] = tuple(_TOOLS)
+#: Their names, as clients call them.
+TOOL_NAMES: tuple[str, ...] = tuple(function.__name__ for function, _ in TOOLS)
+
+
+# -- the server --------------------------------------------------------------------------------
+
+
+def _handler(function: ToolFunction, make_call: Callable[[Context], Call]) -> Callable[..., Awaitable[CallToolResult]]:
+    """``function`` as the SDK registers it: the request's ``ctx`` in place of ``call``, the same
+    typed arguments (so the same schemas), its docstring as the description."""
+    signature = inspect.signature(function, eval_str=True)
+    _, *arguments = signature.parameters.values()
+    context = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Context)
+
+    async def handler(ctx: Context, **kwargs: Any) -> CallToolResult:
+        try:
+            call = make_call(ctx)
+        except LodvizError as exc:  # an agent header that is no agent name
+            raise ToolError(str(exc)) from exc
+        # The store's work and the rendering of its result, together, off the event loop.
+        return await anyio.to_thread.run_sync(functools.partial(run_tool, function, call, **kwargs))
+
+    handler.__name__ = handler.__qualname__ = function.__name__
+    handler.__doc__ = inspect.cleandoc(function.__doc__ or "")
+    handler.__signature__ = signature.replace(parameters=[context, *arguments])  # type: ignore[attr-defined]
+    handler.__annotations__ = {
+        "ctx": Context,
+        **{parameter.name: parameter.annotation for parameter in arguments},
+        "return": signature.return_annotation,
+    }
+    return handler
 
 
 def build_mcp(
@@ -214,218 +519,28 @@ def build_mcp(
         version=lodviz.__version__,
         log_level="WARNING",
     )
-
-    def agent_of(ctx: Context) -> str:
-        if fixed is not None:
-            return fixed
-        try:
-            headers = ctx.headers
-        except ValueError:  # no request (in-process use)
-            headers = None
-        name = headers.get(AGENT_HEADER) if headers is not None else None
-        if not name:
-            return default_agent
-        try:
-            return check_agent(name)
-        except LodvizError as exc:
-            raise ToolError(str(exc)) from exc
-
-    def actor_of(ctx: Context, agent: str) -> str:
-        """Who acts: the authenticated identity, else the agent itself."""
-        try:
-            headers = ctx.headers
-        except ValueError:
-            headers = None
-        name = headers.get(IDENTITY_HEADER) if headers is not None else None
-        return name or agent
-
-    def writable(what: str) -> None:
-        if read_only:
-            raise ToolError(f"this lodviz server is read-only (a demo); it does not {what}.")
-
-    def service() -> Memory:
-        if mem is None:  # only the relay builds a server without a store, and it lists tools only
-            raise ToolError("this MCP server lists tools only; it has no store.")
-        return mem
-
-    async def run(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """Run a Memory call on a worker thread; lodviz errors become tool errors."""
-        def as_mcp() -> T:
-            set_face("mcp")
-            return func(*args, **kwargs)
-
-        try:
-            return await anyio.to_thread.run_sync(as_mcp)
-        except LodvizError as exc:
-            raise ToolError(str(exc)) from exc
-        except Exception as exc:  # a defect, not the caller's doing: one line in the log, one sentence to the agent
-            log.warning("%s failed: %s: %s", getattr(func, "__name__", "a tool"), type(exc).__name__, exc)
-            raise ToolError(f"lodviz could not do this ({type(exc).__name__}); the server's log says more.") from None
-
-    reading = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
-
-    @server.tool(annotations=reading)
-    async def memory_search(
-        query: Annotated[str, Field(description="What you want to remember about, in natural language.")],
-        ctx: Context,
-        exclude: Annotated[list[str] | None, Field(description="Topics to push away (negative retrieval).")] = None,
-        k: Annotated[int | None, Field(description="How many nearest memories to consider (default: your profile's, usually 1000).")] = None,
-        budget_tokens: Annotated[int | None, Field(description="Hard cap on the tokens of the returned texts.")] = None,
-    ) -> Annotated[CallToolResult, LandscapeOut]:
-        """Search your memory: the landscape around a query, at mixed resolution.
-
-        Use this first, whenever past conversations, documents, decisions,
-        preferences or results might matter. It returns the k nearest memories
-        (wide: about 1000, not 5), each at the resolution its relevance and
-        recency earn: FULL text for the closest and most used, SUMMARY for the
-        next ring, a one-line HEADLINE with its [id] for the rest. Read the full
-        items, scan the headlines, and call memory_expand(id) on any headline
-        you need. exclude=["topic", ...] pushes a topic down; budget_tokens
-        caps the size (lower-scoring items lose resolution first, nothing is
-        dropped before it must be). Memories returned FULL or SUMMARY count as
-        used and stay sharp.
-        """
-        who = agent_of(ctx)
-        result = await run(
-            service().search, query, agent_id=who, exclude=exclude, k=k, budget_tokens=budget_tokens, touch=not read_only,
-            record=not read_only, actor=actor_of(ctx, who),
-        )
-        return _landscape(result, who)
-
-    @server.tool(annotations=reading)
-    async def memory_expand(
-        memory_id: Annotated[int, Field(description="The [id] shown in a search or browse result.")],
-        ctx: Context,
-    ) -> Annotated[CallToolResult, MemoryOut]:
-        """The full text of one memory (its headline and summary too).
-
-        Use it when a headline or summary in a landscape looks relevant and you
-        need the details. Counts as using the memory, so it stays sharp in
-        later searches.
-        """
-        who = agent_of(ctx)
-        if read_only:
-            record = await run(service().get, memory_id, agent_id=who)
-        else:
-            record = await run(service().expand, memory_id, agent_id=who, actor=actor_of(ctx, who))
-        return _result(f"{_describe(record)}\n\n{record.text}\n", _record_out(record))
-
-    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False))
-    async def memory_promote(
-        memory_id: Annotated[int, Field(description="The [id] of the memory to keep sharp.")],
-        reason: Annotated[str, Field(description="Why it matters (kept in the audit log).")],
-        ctx: Context,
-    ) -> Annotated[CallToolResult, Promotion]:
-        """Pin a memory at least one tier higher for good (HEADLINE -> SUMMARY -> FULL).
-
-        Use it for something that must never fade: a key decision, a
-        precedent, a standing preference. It raises the memory's tier floor to
-        one tier above where it came back in your last search (a headline
-        becomes at least a summary), so every later search returns it at least
-        at that resolution, however old or distant it is. Say why: the reason
-        is recorded with your name.
-        """
-        who = agent_of(ctx)
-        writable("promote")
-        change = await run(service().move_floor, memory_id, +1, reason=reason, agent_id=who, actor=actor_of(ctx, who))
-        data = Promotion(id=change.memory_id, previous_floor=cast(FloorName, change.before.name), floor=cast(FloorName, change.after.name), headline=change.headline)
-        return _result(
-            f"Memory {change.memory_id} now has tier floor {change.after.name} (was {change.before.name}): {change.headline}\n",
-            data,
-        )
-
-    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False))
-    async def memory_write(
-        text: Annotated[str, Field(description="The memory, in full; it is summarised and headlined for you.")],
-        ctx: Context,
-        kind: Annotated[str, Field(description="A short lower-case word: note, turn, document, tool_result, preference, email, ...")] = "note",
-        metadata: Annotated[dict[str, Any] | None, Field(description="Any JSON object to keep with it.")] = None,
-        visibility: Annotated[Literal["private", "shared"], Field(description="private: only you see it; shared: every agent does.")] = "private",
-        source: Annotated[str | None, Field(description="Where it came from (a URL, a channel, a file).")] = None,
-    ) -> Annotated[CallToolResult, Written]:
-        """Store a memory: a fact, decision, preference, result or conversation turn worth keeping.
-
-        Write the full text; lodviz keeps it at three resolutions (full,
-        summary, headline) and it appears in later searches, and in the
-        landscape people see. Writing the same text again stores nothing new
-        and returns the existing id.
-        """
-        who = agent_of(ctx)
-        writable("write")
-        record, duplicate = await run(
-            service().write, text, agent_id=who, kind=kind, metadata=metadata, visibility=visibility, source=source,
-            actor=actor_of(ctx, who),
-        )
-        data = Written(
-            id=record.id,
-            duplicate=duplicate,
-            agent_id=record.agent_id,
-            visibility=cast(VisibilityName, record.visibility),
-            kind=record.kind,
-            headline=record.headline,
-            summary=record.summary,
-        )
-        verb = "Already stored as" if duplicate else "Stored"
-        return _result(f"{verb} memory {record.id} ({record.visibility}, {record.kind}): {record.headline}\n", data)
-
-    @server.tool(annotations=reading)
-    async def memory_recent(
-        since: Annotated[str, Field(description="Start of the window, ISO 8601 (e.g. 2026-05-01 or 2026-05-01T09:00:00Z).")],
-        ctx: Context,
-        until: Annotated[str | None, Field(description="End of the window, ISO 8601 (default: now).")] = None,
-        budget_tokens: Annotated[int | None, Field(description="Hard cap on the tokens of the returned texts.")] = None,
-    ) -> Annotated[CallToolResult, LandscapeOut]:
-        """What was stored in a time window, newest first, without a query.
-
-        Use it for "what happened last week", digests and catch-ups. Memories
-        in the window come back tiered by how often they have been used:
-        frequently used ones in full, untouched ones as headlines.
-        """
-        who = agent_of(ctx)
-        result = await run(service().recent, since, until, agent_id=who, budget_tokens=budget_tokens, touch=not read_only, record=not read_only, actor=actor_of(ctx, who))
-        return _landscape(result, who)
-
-    @server.tool(annotations=reading)
-    async def memory_unseen(
-        ctx: Context,
-        limit: Annotated[int, Field(description="At most this many, newest first.")] = 50,
-        budget_tokens: Annotated[int | None, Field(description="Hard cap on the tokens of the returned texts.")] = None,
-    ) -> Annotated[CallToolResult, LandscapeOut]:
-        """Memories that have never been retrieved, newest first.
-
-        Use it to review what was stored but never looked at (new documents,
-        unread results) before it fades.
-        """
-        who = agent_of(ctx)
-        result = await run(service().unseen, agent_id=who, limit=limit, budget_tokens=budget_tokens, touch=not read_only, record=not read_only, actor=actor_of(ctx, who))
-        return _landscape(result, who)
-
-    @server.tool(annotations=reading)
-    async def memory_sample(
-        ctx: Context,
-        n: Annotated[int, Field(description="How many memories to draw.")] = 10,
-        budget_tokens: Annotated[int | None, Field(description="Hard cap on the tokens of the returned texts.")] = None,
-    ) -> Annotated[CallToolResult, LandscapeOut]:
-        """Resurface n memories at random, weighted towards the most faded.
-
-        Use it to rediscover what is being ignored: old decisions, forgotten
-        findings. Drawn memories come back as summaries and count as used.
-        """
-        who = agent_of(ctx)
-        result = await run(service().sample, n, agent_id=who, budget_tokens=budget_tokens, touch=not read_only, record=not read_only, actor=actor_of(ctx, who))
-        return _landscape(result, who)
-
+    make_call = functools.partial(call_context, mem=mem, agent=fixed, default_agent=default_agent, read_only=read_only)
+    for function, hints in TOOLS:
+        server.add_tool(_handler(function, make_call), annotations=hints)
     return server
 
 
-TOOL_NAMES = (
-    "memory_search",
+__all__ = [
+    "AGENT_HEADER",
+    "DEFAULT_AGENT",
+    "INSTRUCTIONS",
+    "TOOLS",
+    "TOOL_NAMES",
+    "Call",
+    "build_mcp",
+    "call_context",
+    "check_agent",
     "memory_expand",
     "memory_promote",
-    "memory_write",
     "memory_recent",
-    "memory_unseen",
     "memory_sample",
-)
-
-__all__ = ["build_mcp", "check_agent", "AGENT_HEADER", "DEFAULT_AGENT", "INSTRUCTIONS", "TOOL_NAMES"]
+    "memory_search",
+    "memory_unseen",
+    "memory_write",
+    "run_tool",
+]
