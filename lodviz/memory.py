@@ -155,6 +155,9 @@ class Memory:
         # Rebuilt pasts by (moment, last event read, rows): a time-slider drag or a replay's redraws ask again.
         self._past_cache: LRU[Columns] = LRU(8)
         self._warming: threading.Thread | None = None
+        self._warm_started = False  # one warm-up per Memory, whoever asks first (server, app, a caller)
+        self._warmed = threading.Event()
+        self._warm_guard = threading.Lock()
         # Agents' stored profiles as Params, by their stored values: an agent's every search asks.
         self._profile_params: LRU[Params] = LRU(64)
         # Result items' datetimes by row: last retrieval, creation (``RowDatetimes``).
@@ -265,20 +268,27 @@ class Memory:
         return self._store.snapshot()
 
     def warm(self, *, background: bool = False) -> None:
-        """Load what searches read from memory now, ahead of the first search.
+        """Load what searches read from memory now, ahead of the first search; once per Memory.
 
         With ``background`` it happens in a thread and this returns at once: a
         search that comes first waits only for the part of the load it needs
-        (the store's lock is taken step by step), never for the rest.
-        ``wait_warm`` waits for it.
+        (the store's lock and this memory's are taken step by step), never for
+        the rest. ``wait_warm`` waits for it. A second call (the app's, the
+        server's) finds the first one's work done or under way and does not
+        load again.
         """
-        if not background:
-            self._warm_now()
+        with self._warm_guard:
+            first = not self._warm_started
+            self._warm_started = True
+        if not first:  # done, or under way in another thread
+            if not background:
+                self._warmed.wait()
             return
-        if self._warming is not None and self._warming.is_alive():
+        if background:
+            self._warming = threading.Thread(target=self._warm_quietly, name="lodviz-warm-store", daemon=True)
+            self._warming.start()
             return
-        self._warming = threading.Thread(target=self._warm_quietly, name="lodviz-warm-store", daemon=True)
-        self._warming.start()
+        self._warm_now()
 
     def wait_warm(self, timeout: float | None = None) -> bool:
         """Wait for a background ``warm``; True when none is running any more.
@@ -306,8 +316,20 @@ class Memory:
             log.debug("warming the store in the background stopped: %s", exc)
 
     def _warm_now(self) -> None:
-        """The store's in-memory copy, texts and BM25 terms (``Store.warm``), then the parts of a search that are slow the first time."""
-        self._store.warm()
+        """The store's in-memory copy, texts and BM25 terms (``Store.warm``), then the parts of a search
+        that are slow the first time, then the model. Each step holds this memory's lock for itself only."""
+        try:
+            self._store.warm()  # the long part: the store takes its own lock step by step
+            with self._holding():
+                self._warm_search()
+            try:  # the model, which a first query would load (one load per process: ``ingest.embed``)
+                self.embedder.embed(["warm up"])
+            except Exception as exc:
+                log.debug("the embedder could not be warmed: %s", exc)
+        finally:
+            self._warmed.set()  # done or failed: nobody waits for it, and nobody starts it again
+
+    def _warm_search(self) -> None:
         state, vectors = self._store.snapshot()
         if not len(state):
             return
@@ -327,10 +349,6 @@ class Memory:
         # Every memory's two times as datetimes, by row: a search hands them out without making them.
         self._row_times[0].fill(state.last_retrieved_at)
         self._row_times[1].fill(state.created_at)
-        try:  # and the model, which a first query would load
-            self.embedder.embed(["warm up"])
-        except Exception as exc:
-            log.debug("the embedder could not be warmed: %s", exc)
 
     def set_positions(self, ids: Sequence[int] | np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
         """Store memories' places on the landscape's map."""
@@ -1894,7 +1912,7 @@ def _serialised(method: Callable[..., Any]) -> Callable[..., Any]:
 # none can be forgotten: an operation is several store calls plus caches, and
 # two threads must not interleave them.
 for _name, _member in list(vars(Memory).items()):
-    if _name.startswith("_") or _name == "wait_warm":  # waiting for the warm thread must not hold what it needs
+    if _name.startswith("_") or _name in ("warm", "wait_warm"):  # a warm-up takes the lock step by step; waiting must not hold it
         continue
     if isinstance(_member, property) and _member.fget is not None:
         setattr(Memory, _name, property(_serialised(_member.fget), _member.fset, _member.fdel, _member.__doc__))

@@ -30,3 +30,63 @@ def test_closing_a_store_while_it_warms_is_quiet(store_path, embedder):
     mem = lodviz.open(store_path, embedder=embedder, warm=True)
     mem.close()
     assert mem.wait_warm(timeout=60)
+
+
+class CountingEmbedder:
+    """The test embedder, counting the texts it is asked to embed."""
+
+    def __init__(self, inner):
+        self.inner, self.texts = inner, []
+        self.name, self.dimension = inner.name, inner.dimension
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def embed(self, texts):
+        self.texts.extend(texts)
+        return self.inner.embed(texts)
+
+
+def test_a_request_during_the_warm_up_waits_for_a_step_not_for_all_of_it(store_path, embedder):
+    import threading
+
+    with lodviz.open(store_path, embedder=embedder) as mem:
+        first = mem.add("The supplier audit is due in March.", agent_id="ops")
+    with lodviz.open(store_path, embedder=embedder, lock=threading.RLock()) as mem:
+        loading, go_on = threading.Event(), threading.Event()
+        store_warm = mem._store.warm
+
+        def slow_warm():
+            loading.set()
+            go_on.wait(30)  # the store's load takes long (a large store)
+            store_warm()
+
+        mem._store.warm = slow_warm
+        warming = threading.Thread(target=mem.warm)  # as `lodviz serve` warms: in a thread, in the foreground there
+        warming.start()
+        assert loading.wait(10)
+        got = threading.Event()
+        threading.Thread(target=lambda: (mem.get(first), got.set()), daemon=True).start()
+        answered = got.wait(10)
+        go_on.set()
+        warming.join(30)
+        assert answered
+
+
+def test_the_server_the_app_and_a_caller_warm_once(store_path, embedder):
+    import threading
+
+    from lodviz.app import create_app
+
+    with lodviz.open(store_path, embedder=embedder) as mem:
+        mem.add("The supplier audit is due in March.", agent_id="ops")
+    counting = CountingEmbedder(embedder)
+    with lodviz.open(store_path, embedder=counting, lock=threading.RLock()) as mem:
+        mem.warm()
+        mem.warm(background=True)
+        create_app(mem, place_on_start=False)
+        assert mem.wait_warm(timeout=60)
+        for thread in threading.enumerate():
+            if thread.name.startswith("lodviz-warm"):
+                thread.join(60)
+        assert counting.texts == ["warm up"]

@@ -9,7 +9,6 @@ that owns the store.
 from __future__ import annotations
 
 import logging
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +69,7 @@ def create_app(
     if warm_model:
         # Loading the embedding model takes seconds, and a large store's texts
         # a fraction of one; do both before the first query asks.
-        threading.Thread(target=_warm, args=(mem,), name="lodviz-warm-model", daemon=True).start()
+        mem.warm(background=True)  # does nothing when the server (or anyone) warmed it already
     if place_on_start:
         state = mem.columns()
         if len(state) and (state.x != state.x).any():  # NaN: memories not yet on the map
@@ -115,11 +114,3 @@ def access_mode(auth: bool, read_only: bool) -> str:
     if auth:
         return ""
     return "Unauthenticated: any local process can act as any agent (lodviz serve --auth)."
-
-
-def _warm(mem: Memory) -> None:
-    try:
-        mem.warm()
-        mem.embedder.embed(["warm up"])
-    except Exception as exc:  # the first query will report it properly
-        log.warning("warm-up before the first query failed: %s", exc)

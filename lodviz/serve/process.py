@@ -67,7 +67,7 @@ def _already_stopping(signum: int, frame: Any) -> None:
 
 def _warm_then_settle(mem: lodviz.Memory) -> None:
     try:
-        mem.warm()
+        mem.warm()  # the process's one warm-up: the store, a search's first steps, the model
     except Exception as exc:  # the first search loads what it needs, and says what failed
         log.warning("warming the store failed: %s", exc)
     runtime.settle_heap()
@@ -158,7 +158,8 @@ def serve(
         try:
             if auth and not any(t.revoked_at is None for t in mem.tokens()):
                 raise ServeError("--auth is on but the store has no live token; create one first: `lodviz token create NAME --role admin`.")
-            mem.embedder.embed(["lodviz"])  # load the model now, not on the first search
+            if not settle_heap:  # the CLI's process warms in its settle thread; an embedded server here
+                mem.warm(background=True)
             entry = registry.ServeEntry(
                 url=url, mcp_url=url + "mcp/", pid=os.getpid(), store=key, agent=agent, version=lodviz.__version__,
                 control="" if in_memory else secrets.token_urlsafe(32),
