@@ -1018,14 +1018,8 @@ class DuckDBStore(SQLStore):
                 self._meta = dict(self._run("SELECT key, value FROM meta"))
             return dict(self._meta)
 
-    def set_meta(self, values: dict[str, str]) -> None:
-        with self._lock:
-            self._meta = None
-            with self.atomic():
-                for key, value in values.items():
-                    self._run(
-                        "INSERT OR REPLACE INTO meta VALUES (?, ?)", [key, str(value)]
-                    )
+    def _meta_changed(self) -> None:
+        self._meta = None
 
     # -- memories -------------------------------------------------------------
 
@@ -1033,14 +1027,7 @@ class DuckDBStore(SQLStore):
         self, memories: Sequence[NewMemory], audit: AuditEvent | None, links: Sequence[ConflictLink] = ()
     ) -> list[int | None]:
         with self._lock:
-            existing = self.existing_hashes(m.content_hash for m in memories)
-            seen: set[str] = set()
-            fresh: list[int] = []
-            for i, m in enumerate(memories):
-                if m.content_hash in existing or m.content_hash in seen:
-                    continue
-                seen.add(m.content_hash)
-                fresh.append(i)
+            fresh = self._fresh(memories)
             start = int(self._run("SELECT coalesce(max(id), 0) FROM memories")[0][0])
             ids: list[int | None] = [None] * len(memories)
             for offset, i in enumerate(fresh):

@@ -356,14 +356,6 @@ class PostgresStore(SQLStore):
         with self._lock:
             return {str(k): str(v) for k, v in self._run("SELECT key, value FROM meta")}
 
-    def set_meta(self, values: dict[str, str]) -> None:
-        with self.atomic():
-            self._change()
-            for key, value in values.items():
-                self._run(
-                    "INSERT INTO meta VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [key, str(value)]
-                )
-
     # -- memories ----------------------------------------------------------------
 
     def insert(
@@ -372,14 +364,7 @@ class PostgresStore(SQLStore):
         ids: list[int | None] = [None] * len(memories)
         with self.atomic():
             stamp = self._change()  # writers take turns from here: the hash check below is not raced
-            existing = self.existing_hashes(m.content_hash for m in memories)
-            seen: set[str] = set()
-            fresh = []
-            for i, m in enumerate(memories):
-                if m.content_hash in existing or m.content_hash in seen:
-                    continue
-                seen.add(m.content_hash)
-                fresh.append(i)
+            fresh = self._fresh(memories)
             if fresh:
                 new_ids = [int(r[0]) for r in self._run("SELECT nextval('memory_id') FROM generate_series(1, %s)", [len(fresh)])]
                 with self._con.cursor().copy(

@@ -163,6 +163,9 @@ class SQLStore(Store):
     def _profiles_changed(self) -> None:
         """A profile was written (inside the transaction, under the lock)."""
 
+    def _meta_changed(self) -> None:
+        """``meta`` was written (inside the transaction, under the lock)."""
+
     def _insert_links(self, found: list[tuple[int, int, float, str]]) -> None:
         """Write a batch's conflict rows (``conflict_rows``), detected now, one statement for all."""
         self._sql(
@@ -200,7 +203,26 @@ class SQLStore(Store):
                 audit.details.update(imported_history([(ids[i], memories[i]) for i in fresh]))
             self._insert_audit(audit)
 
+    def _fresh(self, memories: Sequence[NewMemory]) -> list[int]:
+        """Which of a batch to write: the first of each content hash that is not stored yet (their indexes)."""
+        existing = self.existing_hashes(m.content_hash for m in memories)
+        seen: set[str] = set()
+        fresh: list[int] = []
+        for i, m in enumerate(memories):
+            if m.content_hash in existing or m.content_hash in seen:
+                continue
+            seen.add(m.content_hash)
+            fresh.append(i)
+        return fresh
+
     # -- meta and artifacts ----------------------------------------------------------
+
+    def set_meta(self, values: dict[str, str]) -> None:
+        with self.atomic():
+            self._write()
+            for key, value in values.items():
+                self._sql("INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [key, str(value)])
+            self._meta_changed()
 
     def artifact(self, name: str) -> bytes | None:
         with self._lock:
