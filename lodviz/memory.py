@@ -48,7 +48,7 @@ from lodviz.ingest import pipeline
 from lodviz.ingest.compress import Compressor, ExtractiveCompressor
 from lodviz.ingest.embed import Embedder, SentenceTransformerEmbedder
 from lodviz.ingest.inputs import MemoryInput, parse_record, parse_time
-from lodviz.params import DEFAULT, PRESETS, Params, preset
+from lodviz.params import DEFAULT, PRESETS, AnswerSettings, Params, preset
 from lodviz.records import Label, MemoryId, RecentUse
 from lodviz.result import (
     AgentOverview,
@@ -135,10 +135,10 @@ class Memory:
         self.embed_field = chosen
         if isinstance(lexical_weight, bool) or not isinstance(lexical_weight, (int, float)) or not 0 <= lexical_weight <= 1:
             raise InvalidParameters(f"lexical_weight must be between 0 and 1, got {lexical_weight!r}.")
-        self.lexical_weight = float(lexical_weight)
         if budget_policy not in budgeting.POLICIES:
             raise InvalidParameters(f"budget_policy must be one of {', '.join(budgeting.POLICIES)}, got {budget_policy!r}.")
-        self.budget_policy = budget_policy
+        #: What shapes this store's answers beyond an agent's profile; a search passes it down.
+        self.settings = AnswerSettings(float(lexical_weight), budget_policy)
         self._tokenizer_spec = tokenizer
         self._counter: TokenCounter | None = None
         self._window_counter: TokenCounter | None = None
@@ -164,6 +164,14 @@ class Memory:
         self._row_times = (RowDatetimes(), RowDatetimes())
 
     # -- parts ----------------------------------------------------------------
+
+    @property
+    def lexical_weight(self) -> float:
+        return self.settings.lexical_weight
+
+    @property
+    def budget_policy(self) -> str:
+        return self.settings.budget_policy
 
     @property
     def embedder(self) -> Embedder:
@@ -338,7 +346,7 @@ class Memory:
         # index, first queries) is paid here; nothing is touched or recorded.
         visible = state.visible_to(None)
         params = self.profile(None)
-        found = self._find_candidates("warm", (), 1.0, params.k, vectors[0], vectors, visible, state, None)
+        found = self._find_candidates("warm", (), 1.0, params.k, vectors[0], vectors, visible, state, None, self.settings.lexical_weight)
         sub = state.take(found.rows)
         t = scoring.age_days(self.now().timestamp(), sub.created_at, sub.last_retrieved_at)
         scored = scoring.score_all(found.similarity, t, sub.retrieval_count, sub.floor, params, found.penalty)
@@ -587,6 +595,7 @@ class Memory:
         exclude: Sequence[str] = (),
         exclude_weight: float = 1.0,
         as_of: history.Moment | datetime | str | None = None,
+        settings: AnswerSettings | None = None,
     ) -> Landscape:
         """Score every memory the agent may see, without touching any.
 
@@ -601,6 +610,7 @@ class Memory:
         to that moment.
         """
         params = params or self.profile(agent_id)
+        settings = settings or self.settings
         bounds = limits.current()
         if query:
             bounds.check_query(query.strip())
@@ -621,7 +631,7 @@ class Memory:
             # A compact matrix's S of everything is approximate: the candidates are found exactly, as a search finds them.
             found = self._candidates(
                 query, qvec, state, vectors, visible, params.k, exclude, exclude_weight,
-                cosine=None if self._store.approximate else cosine,
+                cosine=None if self._store.approximate else cosine, lexical_weight=settings.lexical_weight,
             )
             s_all, candidate_all = self._fused(found, cosine)
             # The memories a search could return: their tiers must be a search's to the last bit.
@@ -727,21 +737,18 @@ class Memory:
         when = parse_time(d.get("now"), "now") or event.at or self._now(None)
         exclude = [t for t in d.get("exclude") or [] if isinstance(t, str)]
         weight = float(d.get("exclude_weight", 1.0))
-        saved = (self.lexical_weight, self.budget_policy)
-        self.lexical_weight = float(d.get("lexical_weight", self.lexical_weight))
-        self.budget_policy = str(d.get("budget_policy", self.budget_policy))
-        try:
-            query = event.query if event.action == "search" else None
-            land = self.landscape(query, agent_id=event.agent_id, params=params, now=when, exclude=exclude,
-                                  exclude_weight=weight, as_of=moment)
-            result = None
-            if event.action == "search" and event.query and not d.get("view"):
-                result = self._search_in(
-                    self._snapshot(moment), event.query.strip(), params, when, event.agent_id, exclude, weight,
-                    budget_tokens=d.get("budget_tokens"), touch=False, actor=None, record=False, past=True,
-                )
-        finally:
-            self.lexical_weight, self.budget_policy = saved
+        # The search's own settings, handed down: the live memory's stay as they are for everyone else.
+        settings = AnswerSettings(float(d.get("lexical_weight", self.settings.lexical_weight)),
+                                  str(d.get("budget_policy", self.settings.budget_policy)))
+        query = event.query if event.action == "search" else None
+        land = self.landscape(query, agent_id=event.agent_id, params=params, now=when, exclude=exclude,
+                              exclude_weight=weight, as_of=moment, settings=settings)
+        result = None
+        if event.action == "search" and event.query and not d.get("view"):
+            result = self._search_in(
+                self._snapshot(moment), event.query.strip(), params, when, event.agent_id, exclude, weight,
+                budget_tokens=d.get("budget_tokens"), touch=False, actor=None, record=False, past=True, settings=settings,
+            )
         return history.Replay(event, moment, land, result, history.returned_tiers(event))
 
     def _fused(self, found: _Candidates, cosine: np.ndarray) -> tuple[scoring.Compact, np.ndarray]:
@@ -821,6 +828,8 @@ class Memory:
         exclude: Sequence[str] = (),
         exclude_weight: float = 1.0,
         cosine: np.ndarray | None = None,
+        *,
+        lexical_weight: float,
     ) -> _Candidates:
         """A query's k candidates, most relevant first, with cos, lexical evidence, S and any penalty.
 
@@ -831,8 +840,10 @@ class Memory:
         terms = tuple(t.strip() for t in exclude if t and t.strip())
         # Most asks see everything: one pass over the mask instead of packing and hashing it.
         seen = "all" if visible.all() else hash(np.packbits(visible).tobytes())
-        key = (query.strip(), terms, exclude_weight, k, self.lexical_weight, len(vectors), seen)
-        return self._candidate_cache.get(key, lambda: self._find_candidates(query, terms, exclude_weight, k, qvec, vectors, visible, state, cosine))
+        key = (query.strip(), terms, exclude_weight, k, lexical_weight, len(vectors), seen)
+        return self._candidate_cache.get(
+            key, lambda: self._find_candidates(query, terms, exclude_weight, k, qvec, vectors, visible, state, cosine, lexical_weight)
+        )
 
     def _find_candidates(
         self,
@@ -845,6 +856,7 @@ class Memory:
         visible: np.ndarray,
         state: Columns,
         cosine: np.ndarray | None,
+        lexical_weight: float,
     ) -> _Candidates:
         penalty = None
         if terms or cosine is not None:
@@ -857,8 +869,8 @@ class Memory:
         else:
             rows, cos = self._store.nearest(qvec, k, visible, vectors)
             cos = np.asarray(cos, dtype=np.float64)
-        lexical = self._lexical(query, state, rows) if self.lexical_weight > 0 else np.zeros(len(rows))
-        similarity = scoring.fuse(cos, lexical, self.lexical_weight)
+        lexical = self._lexical(query, state, rows) if lexical_weight > 0 else np.zeros(len(rows))
+        similarity = scoring.fuse(cos, lexical, lexical_weight)
         relevance = similarity - penalty if penalty is not None else similarity
         order = np.argsort(-relevance, kind="stable")
         return _Candidates(
@@ -955,11 +967,11 @@ class Memory:
             when = self._now(now if now is not None or moment.at is None else moment.at)
             return self._search_in(
                 self._snapshot(moment), query, params, when, agent_id, exclude, exclude_weight,
-                budget_tokens=budget_tokens, touch=False, actor=actor, record=False, past=True,
+                budget_tokens=budget_tokens, touch=False, actor=actor, record=False, past=True, settings=self.settings,
             )
         return self._search_in(
             self._store.snapshot(), query, params, self._now(now), agent_id, exclude, exclude_weight,
-            budget_tokens=budget_tokens, touch=touch, actor=actor, record=record,
+            budget_tokens=budget_tokens, touch=touch, actor=actor, record=record, settings=self.settings,
         )
 
     def _search_in(
@@ -976,13 +988,15 @@ class Memory:
         touch: bool,
         actor: str | None,
         record: bool,
+        settings: AnswerSettings,
         past: bool = False,
     ) -> Result:
-        """A search over ``snapshot`` (the store now, or as it was: ``past``)."""
+        """A search over ``snapshot`` (the store now, or as it was: ``past``), answered with ``settings``."""
         state, vectors = snapshot
         visible = self._visible(state, agent_id)
         qvec = self.embed_query(query)
-        found = self._candidates(query, qvec, state, vectors, visible, params.k, exclude, exclude_weight)
+        found = self._candidates(query, qvec, state, vectors, visible, params.k, exclude, exclude_weight,
+                                 lexical_weight=settings.lexical_weight)
         sub = state.take(found.rows)
         t = scoring.age_days(when.timestamp(), sub.created_at, sub.last_retrieved_at)
         scored = scoring.score_all(found.similarity, t, sub.retrieval_count, sub.floor, params, found.penalty)
@@ -1003,7 +1017,8 @@ class Memory:
             # Which way the k nearest were found ("scan" or an index), and the store's own settings
             # that shape an answer, so that a replay asks exactly the same question.
             extra={"nearest": self._store.last_nearest, "exclude_weight": exclude_weight,
-                   "lexical_weight": self.lexical_weight, "budget_policy": self.budget_policy},
+                   "lexical_weight": settings.lexical_weight, "budget_policy": settings.budget_policy},
+            policy=settings.budget_policy,
             existed=set(state.ids[visible].tolist()) if past else None,
             origin=None if past else found.rows,  # a past state's rows are its own
         )
@@ -1043,6 +1058,7 @@ class Memory:
         record: bool = True,
         existed: set[int] | None = None,
         origin: np.ndarray | None = None,
+        policy: str | None = None,
     ) -> Result:
         """Fit the budget, fetch texts, count retrievals and audit: the tail every mode shares.
 
@@ -1078,7 +1094,7 @@ class Memory:
                 items = self._mark_conflicts(pending.build(), agent_id, params, when, existed)
             counted = None
         else:
-            items = self._fit(mode, sub, scored, keep, budget_tokens, query, exclude, origin)
+            items = self._fit(mode, sub, scored, keep, budget_tokens, query, exclude, origin, policy or self.settings.budget_policy)
             # The other memory of a conflict joins only where the budget still has room for it:
             # it never displaces what the query chose.
             fitted = len(items)
@@ -1145,7 +1161,8 @@ class Memory:
         budget: int,
         query: str | None,
         exclude: Sequence[str],
-        origin: np.ndarray | None = None,
+        origin: np.ndarray | None,
+        policy: str,
     ) -> list[Hit]:
         """The items of a result within ``budget`` real tokens of ``render()``, most relevant first.
 
@@ -1195,7 +1212,7 @@ class Memory:
 
         def choose(room: int) -> np.ndarray:
             return budgeting.fit(
-                natural, costs, room, groups=groups, group_costs=group_costs, detail_order=detail_order, policy=self.budget_policy
+                natural, costs, room, groups=groups, group_costs=group_costs, detail_order=detail_order, policy=policy
             )
 
         tiers = choose(budget - fixed)
@@ -1655,7 +1672,8 @@ class Memory:
             approximate = self._store.approximate
             cosine = None if approximate else self._similarity_all(query, qvec, vectors)
             found = self._candidates(
-                query, qvec, state, vectors, self._visible(state, agent_id), params.k, exclude, exclude_weight, cosine=cosine
+                query, qvec, state, vectors, self._visible(state, agent_id), params.k, exclude, exclude_weight, cosine=cosine,
+                lexical_weight=self.settings.lexical_weight,
             )
             at = np.flatnonzero(found.rows == row)
             if len(at):

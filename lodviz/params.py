@@ -116,3 +116,16 @@ def preset(name: str) -> Params:
     except KeyError:
         names = ", ".join(sorted(PRESETS))
         raise InvalidParameters(f"unknown preset {name!r}; choose one of {names}.") from None
+
+
+@dataclass(frozen=True)
+class AnswerSettings:
+    """The store's own settings that shape an answer beyond an agent's ``Params``.
+
+    Handed down a search rather than read from the live ``Memory``, so that a
+    replay asks with the recorded ones while other searches keep their own.
+    """
+
+    lexical_weight: float = 1.0  # how much BM25 evidence raises S (``scoring.fuse``)
+    budget_policy: str = "readable-first"  # how ``budget.fit`` gives up detail
+

@@ -173,3 +173,21 @@ def test_a_search_that_touched_nothing_replays_to_its_answer_not_the_landscape(m
     assert replay.replayed == {item.id: item.tier for item in first.items}
     assert replay.agrees is True
     assert other in replay.landscape.state.ids.tolist()
+
+
+def test_a_replay_asks_with_the_searchs_own_settings_and_leaves_the_live_memorys_alone(store_path, embedder, aged):
+    with lodviz.open(store_path, embedder=embedder, lexical_weight=0.0, budget_policy="coverage-first") as then:
+        then.search(QUERY, params=RECENCY, now=NOW)
+        event = last_search_id(then)
+    with lodviz.open(store_path, embedder=embedder) as mem:
+        seen_meanwhile = []
+        landscape = mem.landscape
+
+        def look_meanwhile(*args, **kwargs):  # what a search in another thread would read while the replay runs
+            seen_meanwhile.append((mem.lexical_weight, mem.budget_policy))
+            return landscape(*args, **kwargs)
+
+        mem.landscape = look_meanwhile
+        replay = mem.replay(event)
+        assert replay.agrees is True
+        assert seen_meanwhile == [(1.0, "readable-first")]
