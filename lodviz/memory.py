@@ -1584,14 +1584,19 @@ class Memory:
         params: Params | None = None,
         now: datetime | str | None = None,
     ) -> Tier:
-        """The tier at which a memory comes back now for this agent.
+        """The tier at which this agent was shown a memory, or at which it comes back now.
 
-        Scored for ``query`` with ``params`` if given; otherwise as in the
-        agent's last search (its query, parameters and "now", from the audit
-        log), as that is the result in which the agent saw the memory; with no
-        search on record, for no query (S = 0) under the agent's profile.
+        Scored for ``query`` with ``params`` if given (the landscape's view).
+        Otherwise the tier the agent's latest result that held the memory
+        delivered it at (after its budget; from the audit log); with no agent
+        named, the memory's own agent. Without such a result: as in the
+        agent's last search (its query, parameters and "now"), or with none
+        on record, for no query (S = 0) under the agent's profile.
         """
         if query is None:
+            delivered = self._last_delivered(self.get(memory_id, agent_id=agent_id), agent_id)
+            if delivered is not None:
+                return delivered
             last = self._store.audit(agent_id=agent_id, actions=["search"], limit=1)
             if last and (agent_id is not None or last[0].agent_id is None) and last[0].query:
                 query = last[0].query
@@ -1601,6 +1606,30 @@ class Memory:
                 if now is None and details.get("now"):
                     now = details["now"]
         return self.explain(memory_id, query, agent_id=agent_id, params=params, now=now).tier
+
+    #: How many of an agent's latest results are read to find where it was last shown a memory.
+    SHOWN_LOOKBACK = 200
+
+    def _last_delivered(self, record: MemoryRecord, agent_id: str | None) -> Tier | None:
+        """The tier the agent's latest result holding ``record`` delivered it at (an expand: FULL).
+
+        With no agent named: the latest such result of the memory's own agent
+        or of a search for all agents (an auditor's).
+        """
+        memory_id = record.id
+        for event in self._store.audit(agent_id=agent_id, actions=list(audit.USING), limit=self.SHOWN_LOOKBACK):
+            if agent_id is None and event.agent_id not in (None, record.agent_id):
+                continue
+            if event.action == "expand":
+                if event.memory_id == memory_id:
+                    return Tier.FULL
+                continue
+            if event.details.get("view"):  # a person's look in the landscape, not what the agent received
+                continue
+            for name, ids in (event.details.get("returned") or {}).items():
+                if memory_id in ids and name in Tier.__members__:
+                    return Tier[name]
+        return None
 
     def move_floor(
         self,

@@ -85,6 +85,14 @@ def test_the_first_promote_of_a_headline_brings_it_back_as_a_summary(runner, sto
     assert Tier[again[headline]] >= Tier.SUMMARY
 
 
+def test_promote_without_an_agent_lifts_one_tier_above_where_the_memorys_own_agent_was_shown_it(runner, store):
+    args = ("search", "clinical trial enrolment", "--agent", "research", "--json", "--now", NOW, "--no-touch", "--alpha", "0.3")
+    items = json.loads(run(runner, store, *args).output)["items"]
+    headline = next(item["id"] for item in items if item["tier"] == "HEADLINE" and item["agent_id"] == "research")
+    run(runner, store, "search", "share price", "--agent", "digest", "--now", NOW, "--no-touch")  # someone else searched last
+    assert "tier floor SUMMARY (was OUT)" in run(runner, store, "promote", str(headline), "--reason", "matters").output
+
+
 def test_agents_set_and_show(runner, store):
     result = run(runner, store, "agents", "set", "research", "--preset", "research", "--reason", "deploy")
     assert result.exit_code == 0 and "alpha=0.9" in result.output
