@@ -64,3 +64,20 @@ def test_a_memory_no_write_event_names_is_reported(tmp_path, embedder):
     report = verify(mem)
     mem.close()
     assert [(d.what, d.subject) for d in report.disagreements] == [("unwritten", "memory 99")]
+
+
+def test_tampering_shows_on_a_store_that_never_imported_usage(tmp_path, embedder):
+    path = tmp_path / "plain.duckdb"
+    mem = lodviz.open(path, embedder=embedder)
+    mem.add("The supplier audit is due in March.", agent_id="ops")
+    mem.add("Plant 7 passed the audit.", agent_id="ops")
+    mem.close()
+    con = duckdb.connect(str(path))
+    con.execute("UPDATE memories SET floor = 3 WHERE id = 1")
+    con.execute("INSERT INTO usage VALUES (2, 9, TIMESTAMP '2026-01-01') ON CONFLICT (memory_id) DO UPDATE SET retrieval_count = 9")
+    con.close()
+    mem = lodviz.open(path, embedder=embedder)
+    report = verify(mem)
+    mem.close()
+    assert sorted((d.what, d.subject) for d in report.disagreements) == [("floor", "memory 1"), ("retrieval_count", "memory 2")]
+    assert report.unverifiable == 0

@@ -326,7 +326,9 @@ def imported_history(written: Sequence[tuple[int | None, NewMemory]]) -> dict[st
     """What a write brought with it from before the store existed: retrieval counts and tier floors.
 
     Kept in the write's audit line, so ``lodviz audit verify`` can account for
-    every retrieval count and floor from the audit log alone.
+    every retrieval count and floor from the audit log alone. Both keys are
+    always there, empty when the write brought nothing: their absence marks a
+    write from before writes recorded it (a legacy write, which verify cannot check).
     """
     usage = {
         str(memory_id): [int(m.retrieval_count), m.last_retrieved_at.isoformat() if m.last_retrieved_at else None]
@@ -334,12 +336,7 @@ def imported_history(written: Sequence[tuple[int | None, NewMemory]]) -> dict[st
         if memory_id is not None and (m.retrieval_count or m.last_retrieved_at)
     }
     floors = {str(memory_id): int(m.floor) for memory_id, m in written if memory_id is not None and m.floor}
-    out: dict[str, Any] = {}
-    if usage:
-        out["imported_usage"] = usage
-    if floors:
-        out["imported_floors"] = floors
-    return out
+    return {"imported_usage": usage, "imported_floors": floors}
 
 
 def conflict_rows(ids: Sequence[int | None], links: Sequence[ConflictLink]) -> list[tuple[int, int, float, str]]:
