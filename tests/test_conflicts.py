@@ -179,3 +179,20 @@ def test_a_flood_of_near_duplicates_makes_at_most_max_links_conflicts_per_memory
     assert found and len(found) <= bound * n  # linear in the import, however alike its memories
     assert max(per_memory.values()) <= bound
     assert all(len(event.details.get("conflicts", [])) <= bound * 200 for event in mem.audit(actions=["write"]))
+
+
+@pytest.mark.parametrize("backend", ["duckdb", "postgres"])
+def test_forgetting_a_memory_erases_its_words_from_every_conflict_reason(request, store_path, embedder, backend):
+    where = str(store_path) if backend == "duckdb" else request.getfixturevalue("pg_url")
+    mem = lodviz.open(where, embedder=embedder)
+    try:
+        old = mem.add(CAP_2X, agent_id="legal", created_at="2025-01-10T09:00:00Z")
+        new = mem.add(CAP_3X, agent_id="legal", created_at="2025-06-10T09:00:00Z")
+        (found,) = mem.conflicts()
+        assert found.reason == "3x instead of 2x"
+        mem.forget(old, reason="erasure request", actor="dpo")
+        (closed,) = mem.conflicts(status=None)
+        assert closed.status == "forgotten" and "2x" not in closed.reason and "3x" not in closed.reason
+        assert mem.conflicts(new) == []
+    finally:
+        mem.close()

@@ -52,7 +52,7 @@ from lodviz.store.base import (
 from lodviz.store.journal import BATCH, SYNC_AT, Entry, Journal
 from lodviz.store.migrations import Migrations, Target
 from lodviz.store.mirror import Mirror
-from lodviz.store.sql import FORGOTTEN, RECORD_COLUMNS, SQLStore, record, utcnow
+from lodviz.store.sql import FORGET_CONFLICTS, FORGOTTEN, RECORD_COLUMNS, SQLStore, record, utcnow
 from lodviz.times import utc
 
 log = logging.getLogger("lodviz.store")
@@ -1345,7 +1345,7 @@ class DuckDBStore(SQLStore):
                     "content_hash = 'forgotten:' || id::VARCHAR, source = NULL, metadata = '{}', forgotten_at = ? WHERE id = ?",
                     [FORGOTTEN, FORGOTTEN, FORGOTTEN, [0.0] * int(dim), _naive(utcnow()), memory_id],
                 )
-                self._run("UPDATE conflicts SET status = 'forgotten' WHERE (memory_id = ? OR other_id = ?) AND status = 'open'", [memory_id, memory_id])
+                self._sql(FORGET_CONFLICTS, [FORGOTTEN, memory_id, memory_id])
                 self._insert_audit(audit)
             if self._cache is not None:
                 row = self._cache.rows([memory_id])

@@ -55,7 +55,7 @@ from lodviz.store.base import (
 )
 from lodviz.store.migrations import Migrations, Target
 from lodviz.store.mirror import Mirror, code_agents
-from lodviz.store.sql import FORGOTTEN, RECORD_COLUMNS, SQLStore, record
+from lodviz.store.sql import FORGET_CONFLICTS, FORGOTTEN, RECORD_COLUMNS, SQLStore, record
 from lodviz.times import utc
 
 log = logging.getLogger("lodviz.store.postgres")
@@ -548,10 +548,7 @@ class PostgresStore(SQLStore):
                 "WHERE id = %s",
                 [FORGOTTEN, FORGOTTEN, FORGOTTEN, np.zeros(int(dim), dtype=np.float32), stamp, memory_id],
             )
-            self._run(
-                "UPDATE conflicts SET status = 'forgotten' WHERE (memory_id = %s OR other_id = %s) AND status = 'open'",
-                [memory_id, memory_id],
-            )
+            self._sql(FORGET_CONFLICTS, [FORGOTTEN, memory_id, memory_id])
             self._insert_audit(audit)
 
     def set_layout(self, ids: Sequence[int] | np.ndarray, x: np.ndarray, y: np.ndarray) -> None:

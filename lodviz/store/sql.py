@@ -59,6 +59,12 @@ from lodviz.times import utc
 
 #: What a forgotten memory's texts become.
 FORGOTTEN = "(forgotten)"
+#: A forget closes the memory's open conflicts and erases every one's reason, which quotes its words
+#: ("3x instead of 2x"); parameters: FORGOTTEN, the memory's id twice.
+FORGET_CONFLICTS = (
+    "UPDATE conflicts SET status = CASE WHEN status = 'open' THEN 'forgotten' ELSE status END, reason = ? "
+    "WHERE memory_id = ? OR other_id = ?"
+)
 #: The columns of a ``MemoryRecord`` read from ``memories m`` (usage comes apart: see ``record``).
 RECORD_COLUMNS = (
     "m.id, m.text, m.summary, m.headline, m.embedding_model, m.content_hash, m.created_at, "
