@@ -21,22 +21,18 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from itertools import repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lodviz import access, audit, history, limits, runtime, scoring, selection, tuning
+from lodviz import access, audit, history, limits, runtime, scoring, tuning
 from lodviz import budget as budgeting
-from lodviz import lexical as lex
 from lodviz.access import Identity, TokenRecord
 from lodviz.cache import LRU
 from lodviz.changes import TierChanges, tier_changes
 from lodviz.errors import (
-    BudgetTooSmall,
     EmbeddingMismatch,
     ImportFormatError,
     InvalidInput,
@@ -56,16 +52,12 @@ from lodviz.result import (
     Hit,
     IngestReport,
     Landscape,
-    PendingHits,
     Result,
     StoreInfo,
-    date_line,
-    header,
-    line,
-    render_items,
-    returned_by_tier,
 )
 from lodviz.scoring import Tier
+from lodviz.search import Pipeline
+from lodviz.search.hits import hits
 from lodviz.store.base import (
     AuditEvent,
     Columns,
@@ -74,8 +66,8 @@ from lodviz.store.base import (
     MemoryRecord,
     Store,
 )
-from lodviz.times import RowDatetimes, datetimes, iso
-from lodviz.tokens import TokenCounter, count, token_counter
+from lodviz.times import RowDatetimes, iso
+from lodviz.tokens import TokenCounter, token_counter
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -87,17 +79,6 @@ EMBED_FIELDS = ("auto", "summary", "full")
 LAYOUT_MODEL = "layout_model"
 #: The default for new stores: the full text where the model reads it whole, else the summary.
 DEFAULT_EMBED_FIELD = "auto"
-
-
-@dataclass(frozen=True)
-class _Candidates:
-    """A query's candidates, most relevant first (rows of the store's snapshot)."""
-
-    rows: np.ndarray
-    cosine: np.ndarray
-    lexical: np.ndarray
-    similarity: np.ndarray  # S = fuse(cos, lex)
-    penalty: np.ndarray | None
 
 
 class Memory:
@@ -143,13 +124,7 @@ class Memory:
         self._counter: TokenCounter | None = None
         self._window_counter: TokenCounter | None = None
         self._query_cache: LRU[np.ndarray] = LRU(64)
-        self._similarity_cache: LRU[np.ndarray] = LRU(4)
-        self._candidate_cache: LRU[_Candidates] = LRU(32)
         self._ages_cache: LRU[scoring.Compact] = LRU(2)
-        self._fused_cache: LRU[tuple[_Candidates, scoring.Compact, np.ndarray]] = LRU(4)
-        # Per memory id and tier: the tokens of its rendered line, filled as
-        # budgeted searches need them (texts never change once written).
-        self._line_tokens: dict[tuple[int, int], int] = {}
         # The audit log's history events, oldest first, as of the last event id read.
         self._history: tuple[int, list[AuditEvent]] = (-1, [])
         # Rebuilt pasts by (moment, last event read, rows): a time-slider drag or a replay's redraws ask again.
@@ -162,6 +137,10 @@ class Memory:
         self._profile_params: LRU[Params] = LRU(64)
         # Result items' datetimes by row: last retrieval, creation (``RowDatetimes``).
         self._row_times = (RowDatetimes(), RowDatetimes())
+        # A search's stages (``lodviz.search``), handed what they need from here.
+        self._pipeline = Pipeline(
+            store, self.embed_query, lambda: self.token_counter, self._holding, self._row_times, lambda: self.actor
+        )
 
     # -- parts ----------------------------------------------------------------
 
@@ -346,13 +325,13 @@ class Memory:
         # index, first queries) is paid here; nothing is touched or recorded.
         visible = state.visible_to(None)
         params = self.profile(None)
-        found = self._find_candidates("warm", (), 1.0, params.k, vectors[0], vectors, visible, state, None, self.settings.lexical_weight)
+        found = self._pipeline.candidates.find_now("warm", (), 1.0, params.k, vectors[0], vectors, visible, state, None, self.settings.lexical_weight)
         sub = state.take(found.rows)
         t = scoring.age_days(self.now().timestamp(), sub.created_at, sub.last_retrieved_at)
         scored = scoring.score_all(found.similarity, t, sub.retrieval_count, sub.floor, params, found.penalty)
         keep = np.flatnonzero(scored.tier > Tier.OUT)
         tiers = scored.tier[keep].astype(np.int64)
-        _hits(sub, keep, tiers, *self._store.texts(sub.ids[keep].tolist(), tiers.tolist()), scored)
+        hits(sub, keep, tiers, *self._store.texts(sub.ids[keep].tolist(), tiers.tolist()), scored)
         self._store.conflicts(sub.ids[keep].tolist(), status=["open", "superseded"])
         # Every memory's two times as datetimes, by row: a search hands them out without making them.
         self._row_times[0].fill(state.last_retrieved_at)
@@ -624,16 +603,16 @@ class Memory:
         rows = slice(None) if everything else np.flatnonzero(visible)
         n_all = len(state)
         qvec = None
-        penalty_all = self._penalty(exclude, vectors, exclude_weight) if n_all else None
+        penalty_all = self._pipeline.candidates.penalty(exclude, vectors, exclude_weight) if n_all else None
         if query and query.strip() and n_all and visible.any():
             qvec = self.embed_query(query)
-            cosine = self._similarity_all(query, qvec, vectors)
+            cosine = self._pipeline.candidates.similarity_all(query, qvec, vectors)
             # A compact matrix's S of everything is approximate: the candidates are found exactly, as a search finds them.
-            found = self._candidates(
+            found = self._pipeline.candidates.find(
                 query, qvec, state, vectors, visible, params.k, exclude, exclude_weight,
                 cosine=None if self._store.approximate else cosine, lexical_weight=settings.lexical_weight,
             )
-            s_all, candidate_all = self._fused(found, cosine)
+            s_all, candidate_all = self._pipeline.candidates.fused(found, cosine)
             # The memories a search could return: their tiers must be a search's to the last bit.
             returnable: np.ndarray | None = found.rows
         else:
@@ -745,29 +724,12 @@ class Memory:
                               exclude_weight=weight, as_of=moment, settings=settings)
         result = None
         if event.action == "search" and event.query and not d.get("view"):
-            result = self._search_in(
+            result = self._pipeline.run(
                 self._snapshot(moment), event.query.strip(), params, when, event.agent_id, exclude, weight,
                 budget_tokens=d.get("budget_tokens"), touch=False, actor=None, record=False, past=True, settings=settings,
             )
         return history.Replay(event, moment, land, result, history.returned_tiers(event))
 
-    def _fused(self, found: _Candidates, cosine: np.ndarray) -> tuple[scoring.Compact, np.ndarray]:
-        """S of every memory (the candidates' with their lexical evidence) and the candidates' mask.
-
-        Kept for the last few candidate sets: a slider move asks again with the same query.
-        """
-        def make() -> tuple[_Candidates, scoring.Compact, np.ndarray]:
-            s_all = cosine.astype(np.float64)
-            s_all[found.rows] = found.similarity
-            candidate = np.zeros(len(cosine), dtype=bool)
-            candidate[found.rows] = True
-            candidate.setflags(write=False)
-            return found, scoring.Compact.of(s_all), candidate
-
-        kept, s_all, candidate = self._fused_cache.get((id(found), len(cosine)), make)
-        if kept is not found:  # an id reused after the candidates it named were dropped
-            kept, s_all, candidate = make()
-        return s_all, candidate
 
     def _effective_ages(self, now: float, state: Columns, moment: history.Moment | None = None) -> scoring.Compact:
         """``scoring.effective_age`` of every memory at ``now``, kept while the store's ages and counts stand.
@@ -817,106 +779,6 @@ class Memory:
             )
         )
 
-    def _candidates(
-        self,
-        query: str,
-        qvec: np.ndarray,
-        state: Columns,
-        vectors: np.ndarray,
-        visible: np.ndarray,
-        k: int,
-        exclude: Sequence[str] = (),
-        exclude_weight: float = 1.0,
-        cosine: np.ndarray | None = None,
-        *,
-        lexical_weight: float,
-    ) -> _Candidates:
-        """A query's k candidates, most relevant first, with cos, lexical evidence, S and any penalty.
-
-        Candidates are the k nearest visible memories by cosine (less the
-        exclusion penalty); S = fuse(cos, lex) re-ranks them (``lexical``).
-        Kept for the last few queries: a slider move asks again.
-        """
-        terms = tuple(t.strip() for t in exclude if t and t.strip())
-        # Most asks see everything: one pass over the mask instead of packing and hashing it.
-        seen = "all" if visible.all() else hash(np.packbits(visible).tobytes())
-        key = (query.strip(), terms, exclude_weight, k, lexical_weight, len(vectors), seen)
-        return self._candidate_cache.get(
-            key, lambda: self._find_candidates(query, terms, exclude_weight, k, qvec, vectors, visible, state, cosine, lexical_weight)
-        )
-
-    def _find_candidates(
-        self,
-        query: str,
-        terms: tuple[str, ...],
-        exclude_weight: float,
-        k: int,
-        qvec: np.ndarray,
-        vectors: np.ndarray,
-        visible: np.ndarray,
-        state: Columns,
-        cosine: np.ndarray | None,
-        lexical_weight: float,
-    ) -> _Candidates:
-        penalty = None
-        if terms or cosine is not None:
-            cos_all = self._similarity_all(query, qvec, vectors, exact=True) if cosine is None else cosine
-            penalty_all = self._penalty(terms, vectors, exclude_weight) if terms else None
-            ranked = cos_all - penalty_all if penalty_all is not None else cos_all
-            rows = selection.top_k(ranked, k, ordered=False, among=None if visible.all() else visible)
-            cos = cos_all[rows].astype(np.float64)
-            penalty = penalty_all[rows] if penalty_all is not None else None
-        else:
-            rows, cos = self._store.nearest(qvec, k, visible, vectors)
-            cos = np.asarray(cos, dtype=np.float64)
-        lexical = self._lexical(query, state, rows) if lexical_weight > 0 else np.zeros(len(rows))
-        similarity = scoring.fuse(cos, lexical, lexical_weight)
-        relevance = similarity - penalty if penalty is not None else similarity
-        order = np.argsort(-relevance, kind="stable")
-        return _Candidates(
-            rows=np.asarray(rows, dtype=np.int64)[order],
-            cosine=cos[order],
-            lexical=lexical[order],
-            similarity=similarity[order],
-            penalty=penalty[order] if penalty is not None else None,
-        )
-
-    def _lexical(self, query: str, state: Columns, rows: np.ndarray) -> np.ndarray:
-        """BM25 evidence (``lodviz.lexical``) of each candidate's summary for ``query``."""
-        wanted = lex.query_terms(query)
-        if not wanted or not len(rows):
-            return np.zeros(len(rows), dtype=np.float64)
-        # The store counts them (a DuckDB store keeps every summary's terms once warmed).
-        tf, lengths = self._store.term_counts(state.ids[np.asarray(rows, dtype=np.int64)], wanted)
-        return lex.bm25(tf, lengths)
-
-    def _similarity_all(self, query: str, qvec: np.ndarray, vectors: np.ndarray, *, exact: bool = False) -> np.ndarray:
-        """S of every stored memory for ``query``, kept for the last few queries.
-
-        The landscape rescores the same query on every slider move. Embeddings
-        never change once written and rows are only ever appended, so the row
-        count identifies the matrix. The array is shared: it is read-only.
-        With a compact matrix it is approximate unless ``exact``.
-        """
-        approximate = not exact and self._store.approximate
-
-        def make() -> np.ndarray:
-            s = self._store.similarities(qvec, vectors) if approximate else scoring.similarity(qvec, vectors)
-            s.setflags(write=False)
-            return s
-
-        return self._similarity_cache.get((query.strip(), len(vectors), approximate), make)
-
-    def _penalty(
-        self, exclude: Sequence[str], vectors: np.ndarray | None, weight: float
-    ) -> np.ndarray | None:
-        terms = [t.strip() for t in exclude if t and t.strip()]
-        if not terms or vectors is None:
-            return None
-        if not 0 <= weight <= 1:
-            raise InvalidParameters(f"exclude_weight must be between 0 and 1, got {weight}.")
-        sims = np.vstack([scoring.similarity(self.embed_query(t), vectors) for t in terms])
-        return scoring.exclusion_penalty(sims, weight)
 
     # -- search -------------------------------------------------------------------
 
@@ -965,63 +827,15 @@ class Memory:
         moment = self._moment(as_of)
         if moment is not None:
             when = self._now(now if now is not None or moment.at is None else moment.at)
-            return self._search_in(
+            return self._pipeline.run(
                 self._snapshot(moment), query, params, when, agent_id, exclude, exclude_weight,
                 budget_tokens=budget_tokens, touch=False, actor=actor, record=False, past=True, settings=self.settings,
             )
-        return self._search_in(
+        return self._pipeline.run(
             self._store.snapshot(), query, params, self._now(now), agent_id, exclude, exclude_weight,
             budget_tokens=budget_tokens, touch=touch, actor=actor, record=record, settings=self.settings,
         )
 
-    def _search_in(
-        self,
-        snapshot: tuple[Columns, np.ndarray],
-        query: str,
-        params: Params,
-        when: datetime,
-        agent_id: str | None,
-        exclude: list[str],
-        exclude_weight: float,
-        *,
-        budget_tokens: int | None,
-        touch: bool,
-        actor: str | None,
-        record: bool,
-        settings: AnswerSettings,
-        past: bool = False,
-    ) -> Result:
-        """A search over ``snapshot`` (the store now, or as it was: ``past``), answered with ``settings``."""
-        state, vectors = snapshot
-        visible = self._visible(state, agent_id)
-        qvec = self.embed_query(query)
-        found = self._candidates(query, qvec, state, vectors, visible, params.k, exclude, exclude_weight,
-                                 lexical_weight=settings.lexical_weight)
-        sub = state.take(found.rows)
-        t = scoring.age_days(when.timestamp(), sub.created_at, sub.last_retrieved_at)
-        scored = scoring.score_all(found.similarity, t, sub.retrieval_count, sub.floor, params, found.penalty)
-        return self._deliver(
-            "search",
-            sub,
-            scored,
-            params,
-            when,
-            agent_id,
-            query=query,
-            exclude=exclude,
-            budget_tokens=budget_tokens,
-            touch=touch,
-            actor=actor,
-            order=np.arange(len(sub)),  # most relevant first
-            record=record,
-            # Which way the k nearest were found ("scan" or an index), and the store's own settings
-            # that shape an answer, so that a replay asks exactly the same question.
-            extra={"nearest": self._store.last_nearest, "exclude_weight": exclude_weight,
-                   "lexical_weight": settings.lexical_weight, "budget_policy": settings.budget_policy},
-            policy=settings.budget_policy,
-            existed=set(state.ids[visible].tolist()) if past else None,
-            origin=None if past else found.rows,  # a past state's rows are its own
-        )
 
     def preview(
         self,
@@ -1039,245 +853,6 @@ class Memory:
         """
         return self.search(query, agent_id=agent_id, params=params, now=now, budget_tokens=budget_tokens, touch=False, record=False)
 
-    def _deliver(
-        self,
-        mode: str,
-        sub: Columns,
-        scored: scoring.Scored,
-        params: Params,
-        when: datetime,
-        agent_id: str | None,
-        *,
-        order: np.ndarray,
-        query: str | None = None,
-        exclude: Sequence[str] = (),
-        budget_tokens: int | None = None,
-        touch: bool = True,
-        actor: str | None = None,
-        extra: dict[str, Any] | None = None,
-        record: bool = True,
-        existed: set[int] | None = None,
-        origin: np.ndarray | None = None,
-        policy: str | None = None,
-    ) -> Result:
-        """Fit the budget, fetch texts, count retrievals and audit: the tail every mode shares.
-
-        ``order`` lists the rows of ``sub`` most relevant first. ``record``
-        False (``preview``) leaves no trace at all. ``existed``: in a replay,
-        the memories that existed then (a conflict partner written later
-        does not join). ``origin``: the rows of the store's state in ``sub``, if known.
-        """
-        if budget_tokens is not None and (isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int) or budget_tokens < 1):
-            raise InvalidParameters(f"budget_tokens must be a whole number of at least 1, got {budget_tokens!r}.")
-        if budget_tokens is not None and budget_tokens < budgeting.MIN_BUDGET:
-            raise BudgetTooSmall(
-                f"a budget of {budget_tokens} tokens cannot hold even one headline with the result's header "
-                f"(at least {budgeting.MIN_BUDGET})."
-            )
-        keep = np.asarray(order)[scored.tier[order] > Tier.OUT]
-        if budget_tokens is None:
-            tiers = scored.tier[keep].astype(np.int64)
-            # Sharpest first, by relevance within a tier: sorted here, as numbers, before the items exist
-            # (a conflict's other memory joins as a headline, last: the order holds).
-            sharpest = np.argsort(-tiers, kind="stable")
-            rows, tiers = keep[sharpest], tiers[sharpest]
-            ids = sub.ids[rows]
-            id_list = ids.tolist()
-            texts, sources = self._store.texts(ids, tiers)
-            tokens = budgeting.tokens_for_length(_lengths(sub, rows, tiers))
-            make = functools.partial(_hits, sub, rows, tiers, texts, sources, scored, tokens, origin=origin, row_times=self._row_times)
-            pending = PendingHits(ids, tiers, tokens, self._under_lock(make))
-            # An open conflict or a supersession among them (rare) marks items and may bring the other
-            # memory in: the items are made now. Otherwise they are made when first read.
-            items: list[Hit] | PendingHits = pending
-            if self._store.conflicts(id_list, status=["open", "superseded"]):
-                items = self._mark_conflicts(pending.build(), agent_id, params, when, existed)
-            counted = None
-        else:
-            items = self._fit(mode, sub, scored, keep, budget_tokens, query, exclude, origin, policy or self.settings.budget_policy)
-            # The other memory of a conflict joins only where the budget still has room for it:
-            # it never displaces what the query chose.
-            fitted = len(items)
-            items = self._mark_conflicts(items, agent_id, params, when, existed)
-            while len(items) > fitted and count(self.token_counter, render_items(mode, query, items, exclude)) > budget_tokens:
-                items.pop()
-            counted = self._trim(mode, query, items, exclude, budget_tokens)
-            # Sharpest first, and by relevance within a tier (render() lists them by day).
-            items.sort(key=lambda item: -int(item.tier))
-        returned = items.by_tier() if isinstance(items, PendingHits) else returned_by_tier(items)
-        touched = returned["FULL"] + returned["SUMMARY"]
-        result = Result(
-            mode=mode,
-            items=items,
-            params=params,
-            now=when,
-            agent_id=agent_id,
-            query=query,
-            exclude=list(exclude),
-            budget_tokens=budget_tokens,
-            candidates=len(sub),
-            counted_tokens=counted,
-            tokenizer=self.token_counter.name if counted is not None else None,
-        )
-        if not record:
-            return result
-        details = {
-            "params": params.to_dict(),
-            "counts": {name: len(members) for name, members in returned.items()},
-            "tokens": result.tokens,
-            "touched": touched if touch else [],
-            # What the agent received, memory by memory: what a replay of this search is checked against.
-            "returned": returned,
-            "exclude": list(exclude),
-            "budget_tokens": budget_tokens,
-            "now": iso(when),
-            **(extra or {}),
-        }
-        event = AuditEvent(
-            action=mode, actor=actor or agent_id or self.actor, agent_id=agent_id, query=query, details=details
-        )
-        if touch:
-            self._store.touch(touched, when, event)
-        else:  # a look that leaves no trace on the memories is still a search on record
-            event.details["looked_only"] = True
-            self._store.record(event)
-        return result
-
-    def _under_lock(self, make: Callable[[], list[Hit]]) -> Callable[[], list[Hit]]:
-        """``make`` to be called later under this memory's lock (the kept datetimes, ``RowDatetimes``, need it)."""
-
-        def call() -> list[Hit]:
-            with self._holding():
-                return make()
-
-        return call
-
-    def _fit(
-        self,
-        mode: str,
-        sub: Columns,
-        scored: scoring.Scored,
-        keep: np.ndarray,
-        budget: int,
-        query: str | None,
-        exclude: Sequence[str],
-        origin: np.ndarray | None,
-        policy: str,
-    ) -> list[Hit]:
-        """The items of a result within ``budget`` real tokens of ``render()``, most relevant first.
-
-        Prices each candidate's rendered line at each tier it may take and each
-        day heading with the token counter and lets ``budget.fit`` choose;
-        ``_trim`` then counts the rendered text itself.
-        """
-        counter = self.token_counter
-        newline = max(count(counter, "a\nb") - count(counter, "a") - count(counter, "b"), 0)
-        # Only as many candidates as could possibly fit: the cheapest line is a few tokens.
-        estimate = np.cumsum(budgeting.tokens_for_length(sub.len_headline[keep]) // 2)
-        keep = keep[: int(np.searchsorted(estimate, budget)) + 1]
-        natural = scored.tier[keep].astype(np.int64)
-        ids = sub.ids[keep]
-        texts: dict[int, dict[int, tuple[str, str | None]]] = {}
-        for tier in (Tier.HEADLINE, Tier.SUMMARY, Tier.FULL):
-            wanted = np.flatnonzero(natural >= tier)
-            texts[tier] = self._store.contents(ids[wanted].tolist(), [int(tier)] * len(wanted)) if len(wanted) else {}
-        lengths = {Tier.HEADLINE: sub.len_headline, Tier.SUMMARY: sub.len_summary, Tier.FULL: sub.len_text}
-        costs = np.zeros((len(keep), 4), dtype=np.int64)
-        lines: list[str] = []
-        slots: list[tuple[int, int]] = []
-        for level in (Tier.HEADLINE, Tier.SUMMARY, Tier.FULL):
-            t = int(level)
-            for i in np.flatnonzero(natural >= t).tolist():
-                row = int(keep[i])
-                cached = self._line_tokens.get((int(ids[i]), t))
-                if cached is not None:
-                    costs[i, t] = cached
-                    continue
-                whole = bool(lengths[level][row] == sub.len_text[row])
-                lines.append(line(int(ids[i]), texts[level][int(ids[i])][0], whole))
-                slots.append((i, t))
-        if lines:
-            for (i, t), n in zip(slots, counter.count_many(lines).tolist()):
-                costs[i, t] = n
-                self._line_tokens[(int(ids[i]), t)] = n
-        costs[:, 1:] += newline
-        days = [date_line(datetime.fromtimestamp(x, tz=UTC)) for x in sub.created_at[keep].tolist()]
-        names, groups = np.unique(np.asarray(days, dtype=object), return_inverse=True)
-        group_costs = counter.count_many([str(d) for d in names]) + newline
-        most = {"FULL": len(keep), "SUMMARY": len(keep), "HEADLINE": len(keep)}  # an upper bound on the counts' digits
-        fixed = count(counter, header(mode, query, most, exclude)) + newline
-        if fixed >= budget:
-            raise BudgetTooSmall(f"a budget of {budget} tokens cannot hold even one headline with the result's header ({fixed} tokens).")
-        detail_order = np.argsort(-scored.score[keep], kind="stable")
-
-        def choose(room: int) -> np.ndarray:
-            return budgeting.fit(
-                natural, costs, room, groups=groups, group_costs=group_costs, detail_order=detail_order, policy=policy
-            )
-
-        tiers = choose(budget - fixed)
-        # The header was priced for the largest counts; the real one is often shorter, and what it frees may hold more.
-        def header_cost(tiers: np.ndarray) -> int:
-            shown = {t.name: int((tiers == t).sum()) for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
-            return count(counter, header(mode, query, shown, exclude)) + newline
-
-        actual = header_cost(tiers)
-        if actual < fixed:
-            roomier = choose(budget - actual)
-            if header_cost(roomier) <= actual:
-                tiers = roomier
-        chosen = np.flatnonzero(tiers > Tier.OUT)
-        found = [texts[int(tiers[i])][int(ids[i])] for i in chosen.tolist()]
-        return _hits(
-            sub, keep[chosen], tiers[chosen].astype(np.int64), [text for text, _ in found], [source for _, source in found],
-            scored, costs[chosen, tiers[chosen]], origin=origin, row_times=self._row_times,
-        )
-
-    def _trim(self, mode: str, query: str | None, items: list[Hit], exclude: Sequence[str], budget: int) -> int:
-        """Count the rendered result; while it is over ``budget`` (a BPE tokenizer merging across
-        lines, conflict markers), leave out the least relevant item. Returns the count."""
-        while True:
-            used = count(self.token_counter, render_items(mode, query, items, exclude))
-            if used <= budget or not items:
-                return used
-            items.pop()  # relevance order: the least relevant goes first
-
-    def _mark_conflicts(
-        self, items: list[Hit], agent_id: str | None, params: Params, when: datetime, existed: set[int] | None = None
-    ) -> list[Hit]:
-        """Mark items an open conflict or a supersession touches, and bring back the other memory too.
-
-        The other memory joins the result as a headline (its id names it; the
-        agent can expand it) unless it is there already, and only if the
-        caller may see it. Items keep their order; the ones brought back come last.
-        """
-        if not items:
-            return items
-        by_id = {item.id: item for item in items}
-        found = self._store.conflicts(list(by_id), status=["open", "superseded"])
-        if not found:
-            return items
-        partners = {c.partner(i) for c in found for i in (c.memory_id, c.other_id) if i in by_id} - set(by_id)
-        records = self._store.get(sorted(partners))
-        visible = {
-            rid: rec for rid, rec in records.items()
-            if not rec.forgotten and (agent_id is None or rec.visibility == "shared" or rec.agent_id == agent_id)
-            and (existed is None or rid in existed)
-        }
-        added: list[Hit] = []
-        for rid, rec in sorted(visible.items(), key=lambda kv: kv[1].created_at, reverse=True):  # newest first
-            hit = _hit_of(rec, Tier.HEADLINE, params, when)
-            added.append(hit)
-            by_id[rid] = hit
-        for c in found:
-            if c.memory_id not in by_id or c.other_id not in by_id:
-                continue
-            if c.status == "open":
-                by_id[c.memory_id].conflicts = [*by_id[c.memory_id].conflicts, c.other_id]
-                by_id[c.other_id].conflicts = [*by_id[c.other_id].conflicts, c.memory_id]
-            elif c.superseded_id in (c.memory_id, c.other_id):
-                by_id[c.superseded_id].superseded_by = c.partner(c.superseded_id)
-        return items + added
 
     # -- conflicts and forgetting -----------------------------------------------------
 
@@ -1354,10 +929,7 @@ class Memory:
                 details={"reason": reason, "kind": record.kind},
             ),
         )
-        for tier in (1, 2, 3):
-            self._line_tokens.pop((record.id, tier), None)
-        self._candidate_cache.clear()
-        self._similarity_cache.clear()
+        self._pipeline.forget(record.id)
 
     # -- golden queries and tuning ------------------------------------------------------
 
@@ -1492,9 +1064,7 @@ class Memory:
         """One memory as stored, without counting a retrieval."""
         memory_id = _as_id(memory_id)
         record = self._store.get([memory_id]).get(memory_id)
-        if record is None or record.forgotten or (
-            agent_id is not None and record.visibility != "shared" and record.agent_id != agent_id
-        ):
+        if record is None or not record.visible_to(agent_id):
             raise MemoryNotFound(memory_id)
         return record
 
@@ -1699,8 +1269,8 @@ class Memory:
             # As in a search: S carries lexical evidence if the memory is among the query's candidates.
             qvec = self.embed_query(query)
             approximate = self._store.approximate
-            cosine = None if approximate else self._similarity_all(query, qvec, vectors)
-            found = self._candidates(
+            cosine = None if approximate else self._pipeline.candidates.similarity_all(query, qvec, vectors)
+            found = self._pipeline.candidates.find(
                 query, qvec, state, vectors, self._visible(state, agent_id), params.k, exclude, exclude_weight, cosine=cosine,
                 lexical_weight=self.settings.lexical_weight,
             )
@@ -1709,7 +1279,7 @@ class Memory:
                 s = float(found.similarity[at[0]])
             else:
                 s = max(float(cosine[row] if cosine is not None else scoring.similarity(qvec, vector)[0]), 0.0)
-        penalty = self._penalty(exclude, vector, exclude_weight)
+        penalty = self._pipeline.candidates.penalty(exclude, vector, exclude_weight)
         t = float(scoring.age_days(when.timestamp(), state.created_at[row : row + 1], state.last_retrieved_at[row : row + 1])[0])
         return scoring.explain(
             s, t, int(state.retrieval_count[row]), int(state.floor[row]), params,
@@ -1756,10 +1326,10 @@ class Memory:
         sub = state.take(rows)
         t = scoring.age_days(when.timestamp(), sub.created_at, sub.last_retrieved_at)
         scored = scoring.score_by_frequency(t, sub.retrieval_count, sub.floor, params)
-        return self._deliver(
+        return self._pipeline.delivery.deliver(
             "recent", sub, scored, params, when, agent_id,
             order=np.arange(len(sub)), budget_tokens=budget_tokens, touch=touch, actor=actor, record=record,
-            extra={"since": iso(start), "until": iso(end)},
+            policy=self.settings.budget_policy, extra={"since": iso(start), "until": iso(end)},
         )
 
     def unseen(
@@ -1782,9 +1352,10 @@ class Memory:
         sub = state.take(rows)
         t = scoring.age_days(when.timestamp(), sub.created_at, sub.last_retrieved_at)
         scored = scoring.score_by_recency(t, sub.retrieval_count, sub.floor, params)
-        return self._deliver(
+        return self._pipeline.delivery.deliver(
             "unseen", sub, scored, params, when, agent_id,
             order=np.arange(len(sub)), budget_tokens=budget_tokens, touch=touch, actor=actor, record=record,
+            policy=self.settings.budget_policy,
         )
 
     def sample(
@@ -1821,10 +1392,10 @@ class Memory:
         sub = sub_all.take(picked)
         d = d_all[picked]
         scored = scoring.score_resurfaced(d, sub.floor)
-        return self._deliver(
+        return self._pipeline.delivery.deliver(
             "sample", sub, scored, params, when, agent_id,
             order=np.argsort(d, kind="stable"), budget_tokens=budget_tokens, touch=touch, actor=actor, record=record,
-            extra={"seed": seed},
+            policy=self.settings.budget_policy, extra={"seed": seed},
         )
 
     # -- audit and facts --------------------------------------------------------------
@@ -1993,110 +1564,3 @@ def _positive(value: Any, name: str) -> int:
 __all__ = ["Memory", "Result", "Hit", "Landscape", "IngestReport", "FloorChange", "PRESETS"]
 
 
-#: Tiers and visibilities as object arrays: a result's column of them is one gather.
-_TIER_OBJECTS = np.array(tuple(Tier), dtype=object)
-_VISIBILITY = np.array(["private", "shared"], dtype=object)
-#: ``tuple.__new__(Hit, fields)``: a result item made in C from a row of its columns.
-_new_hit = tuple.__new__
-
-
-def _hit_of(record: MemoryRecord, tier: Tier, params: Params, when: datetime) -> Hit:
-    """A result item for one memory read on its own (not a search candidate: S is 0)."""
-    t = scoring.age_days(
-        when.timestamp(),
-        np.array([record.created_at.timestamp()]),
-        np.array([record.last_retrieved_at.timestamp() if record.last_retrieved_at else np.nan]),
-    )
-    d = float(scoring.decay(t, np.array([record.retrieval_count]), params.lam)[0])
-    content = record.text_at(tier)
-    return Hit(
-        id=record.id,
-        tier=tier,
-        content=content,
-        similarity=0.0,
-        decay=d,
-        score=(1.0 - params.alpha) * d,
-        penalty=0.0,
-        retrieval_count=record.retrieval_count,
-        last_retrieved_at=record.last_retrieved_at,
-        created_at=record.created_at,
-        agent_id=record.agent_id,
-        visibility=record.visibility,
-        kind=record.kind,
-        source=record.source,
-        floor=Tier(record.floor),
-        tokens=budgeting.estimate_tokens(content),
-        whole=content == record.text,
-    )
-
-
-def _lengths(sub: Columns, rows: np.ndarray, tiers: np.ndarray) -> np.ndarray:
-    """The stored length of each row's text at its tier."""
-    if not len(rows):
-        return np.zeros(0, dtype=np.int64)
-    # Each tier's rows gathered from its own column (np.choose would gather all three for every row).
-    out = sub.len_headline[rows].astype(np.int64)
-    summary, full = np.flatnonzero(tiers == 2), np.flatnonzero(tiers >= 3)
-    out[summary] = sub.len_summary[rows[summary]]
-    out[full] = sub.len_text[rows[full]]
-    return out
-
-
-def _hits(
-    sub: Columns,
-    rows: np.ndarray,
-    tiers: np.ndarray,
-    texts: list[str],
-    sources: list[str | None],
-    scored: scoring.Scored,
-    tokens: np.ndarray | None = None,
-    *,
-    origin: np.ndarray | None = None,
-    row_times: tuple[RowDatetimes, RowDatetimes] | None = None,
-) -> list[Hit]:
-    """Result items for ``rows`` of the scored state, column by column, with their texts and sources in order.
-
-    A search builds up to k (1000) of these; reading each column once as a list
-    costs a fraction of indexing numpy scalars item by item. ``retrieval_count``
-    is the count before this search. ``tokens`` are the items' counted line
-    tokens where known, else an estimate from the text's stored length.
-    ``origin``: the rows of the store's state that ``sub`` holds, by which
-    ``row_times`` (last retrieval, creation) keep the items' datetimes.
-    """
-    names = sub.agent_names
-    lengths = _lengths(sub, rows, tiers)
-    whole = (lengths == sub.len_text[rows]).tolist()
-    if row_times is None:
-        last, created = datetimes(sub.last_retrieved_at[rows]), datetimes(sub.created_at[rows])
-    else:
-        at = None if origin is None else np.asarray(origin)[rows]
-        last, created = row_times[0].of(sub.last_retrieved_at[rows], at), row_times[1].of(sub.created_at[rows], at)
-    ids = sub.ids[rows].tolist()
-    if tokens is None:  # ``budget.estimate_tokens`` of each text, from the lengths stored with it
-        tokens = budgeting.tokens_for_length(lengths)
-    # Each item is a tuple of its row across the columns, in Hit's field order, made a Hit in C
-    # (``tuple.__new__``): 1,000 took ~0.28 ms here against ~0.49 ms through a dataclass's __init__.
-    return list(map(
-        _new_hit,
-        repeat(Hit),
-        zip(
-            ids,
-            _TIER_OBJECTS[tiers].tolist(),
-            texts,
-            scored.similarity[rows].tolist(),
-            scored.decay[rows].tolist(),
-            scored.score[rows].tolist(),
-            # No exclusion: the penalty is a broadcast zero (stride 0), so one 0.0 for every item, not 1000 floats.
-            scored.penalty[rows].tolist() if scored.penalty.strides[0] else [0.0] * len(rows),
-            sub.retrieval_count[rows].tolist(),
-            last,
-            created,
-            np.asarray(names, dtype=object)[sub.agent_code[rows]].tolist(),
-            _VISIBILITY[sub.shared[rows].astype(np.intp)].tolist(),
-            sub.kind[rows].tolist(),
-            sources,
-            _TIER_OBJECTS[sub.floor[rows]].tolist(),
-            np.asarray(tokens).tolist(),
-            whole,
-        ),
-    ))

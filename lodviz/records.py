@@ -68,6 +68,11 @@ class MemoryRecord:
     y: float | None = None
     forgotten: bool = False
 
+    def visible_to(self, agent_id: str | None) -> bool:
+        """May ``agent_id`` see this memory? Its own and shared ones; all for None (an auditor).
+        The same rule as ``Columns.visible_to``, for one record; a forgotten memory is seen by nobody."""
+        return not self.forgotten and (agent_id is None or self.visibility == "shared" or self.agent_id == agent_id)
+
     def text_at(self, tier: int) -> str:
         return {
             scoring.Tier.FULL: self.text,

@@ -1,0 +1,132 @@
+"""Stage 4 of a search: the budget fit, in real tokens of the text the agent receives.
+
+Prices each candidate's rendered line at each tier it may take, and each day
+heading, with the token counter, and lets ``budget.fit`` choose the tiers
+(detail is given up before coverage: docs/contract.md); ``trim`` then counts
+the rendered result itself. A line's cost is kept by memory and tier, since
+texts never change once written.
+
+Handed the store and the token counter; builds items with ``hits``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+
+import numpy as np
+
+from lodviz import budget as budgeting
+from lodviz import scoring
+from lodviz.errors import BudgetTooSmall
+from lodviz.records import Columns
+from lodviz.result import Hit, date_line, header, line, render_items
+from lodviz.scoring import Tier
+from lodviz.search.hits import hits
+from lodviz.store.base import Store
+from lodviz.times import RowDatetimes
+from lodviz.tokens import TokenCounter, count
+
+
+class BudgetFit:
+    """Fits a result into a token budget; remembers what each line costs."""
+
+    def __init__(self, store: Store, counter: Callable[[], TokenCounter], row_times: tuple[RowDatetimes, RowDatetimes]) -> None:
+        self._store = store
+        self._counter = counter
+        self._row_times = row_times
+        # Per memory id and tier: the tokens of its rendered line, filled as budgeted searches need them.
+        self._line_tokens: dict[tuple[int, int], int] = {}
+
+    def forget(self, memory_id: int) -> None:
+        """Drop what a forgotten memory's lines cost."""
+        for tier in (1, 2, 3):
+            self._line_tokens.pop((memory_id, tier), None)
+
+    def fit(
+        self,
+        mode: str,
+        sub: Columns,
+        scored: scoring.Scored,
+        keep: np.ndarray,
+        budget: int,
+        query: str | None,
+        exclude: Sequence[str],
+        origin: np.ndarray | None,
+        policy: str,
+    ) -> list[Hit]:
+        """The items of a result within ``budget`` real tokens of ``render()``, most relevant first."""
+        counter = self._counter()
+        newline = max(count(counter, "a\nb") - count(counter, "a") - count(counter, "b"), 0)
+        # Only as many candidates as could possibly fit: the cheapest line is a few tokens.
+        estimate = np.cumsum(budgeting.tokens_for_length(sub.len_headline[keep]) // 2)
+        keep = keep[: int(np.searchsorted(estimate, budget)) + 1]
+        natural = scored.tier[keep].astype(np.int64)
+        ids = sub.ids[keep]
+        texts: dict[int, dict[int, tuple[str, str | None]]] = {}
+        for tier in (Tier.HEADLINE, Tier.SUMMARY, Tier.FULL):
+            wanted = np.flatnonzero(natural >= tier)
+            texts[tier] = self._store.contents(ids[wanted].tolist(), [int(tier)] * len(wanted)) if len(wanted) else {}
+        lengths = {Tier.HEADLINE: sub.len_headline, Tier.SUMMARY: sub.len_summary, Tier.FULL: sub.len_text}
+        costs = np.zeros((len(keep), 4), dtype=np.int64)
+        lines: list[str] = []
+        slots: list[tuple[int, int]] = []
+        for level in (Tier.HEADLINE, Tier.SUMMARY, Tier.FULL):
+            t = int(level)
+            for i in np.flatnonzero(natural >= t).tolist():
+                row = int(keep[i])
+                cached = self._line_tokens.get((int(ids[i]), t))
+                if cached is not None:
+                    costs[i, t] = cached
+                    continue
+                whole = bool(lengths[level][row] == sub.len_text[row])
+                lines.append(line(int(ids[i]), texts[level][int(ids[i])][0], whole))
+                slots.append((i, t))
+        if lines:
+            for (i, t), n in zip(slots, counter.count_many(lines).tolist()):
+                costs[i, t] = n
+                self._line_tokens[(int(ids[i]), t)] = n
+        costs[:, 1:] += newline
+        days = [date_line(datetime.fromtimestamp(x, tz=UTC)) for x in sub.created_at[keep].tolist()]
+        names, groups = np.unique(np.asarray(days, dtype=object), return_inverse=True)
+        group_costs = counter.count_many([str(d) for d in names]) + newline
+        most = {"FULL": len(keep), "SUMMARY": len(keep), "HEADLINE": len(keep)}  # an upper bound on the counts' digits
+        fixed = count(counter, header(mode, query, most, exclude)) + newline
+        if fixed >= budget:
+            raise BudgetTooSmall(f"a budget of {budget} tokens cannot hold even one headline with the result's header ({fixed} tokens).")
+        detail_order = np.argsort(-scored.score[keep], kind="stable")
+
+        def choose(room: int) -> np.ndarray:
+            return budgeting.fit(
+                natural, costs, room, groups=groups, group_costs=group_costs, detail_order=detail_order, policy=policy
+            )
+
+        tiers = choose(budget - fixed)
+        # The header was priced for the largest counts; the real one is often shorter, and what it frees may hold more.
+        def header_cost(tiers: np.ndarray) -> int:
+            shown = {t.name: int((tiers == t).sum()) for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
+            return count(counter, header(mode, query, shown, exclude)) + newline
+
+        actual = header_cost(tiers)
+        if actual < fixed:
+            roomier = choose(budget - actual)
+            if header_cost(roomier) <= actual:
+                tiers = roomier
+        chosen = np.flatnonzero(tiers > Tier.OUT)
+        found = [texts[int(tiers[i])][int(ids[i])] for i in chosen.tolist()]
+        return hits(
+            sub, keep[chosen], tiers[chosen].astype(np.int64), [text for text, _ in found], [source for _, source in found],
+            scored, costs[chosen, tiers[chosen]], origin=origin, row_times=self._row_times,
+        )
+
+    def trim(self, mode: str, query: str | None, items: list[Hit], exclude: Sequence[str], budget: int) -> int:
+        """Count the rendered result; while it is over ``budget`` (a BPE tokenizer merging across
+        lines, conflict markers), leave out the least relevant item. Returns the count."""
+        while True:
+            used = count(self._counter(), render_items(mode, query, items, exclude))
+            if used <= budget or not items:
+                return used
+            items.pop()  # relevance order: the least relevant goes first
+
+
+__all__ = ["BudgetFit"]
