@@ -1024,11 +1024,11 @@ class Memory:
             )
         base = self.profile(agent_id)
         result = tuning.sweep(
-            self, golden, agent_id=agent_id, base=base, budget=budget_tokens,
+            self.preview, golden, agent_id=agent_id, base=base, budget=budget_tokens,
             alphas=alphas or tuning.ALPHAS, lambdas=lambdas or tuning.LAMBDAS,
         )
         best = result.suggest()
-        current = tuning.evaluate(self, golden, base, budget_tokens, agent_id)
+        current = tuning.evaluate(self.preview, golden, base, budget_tokens, agent_id)
         self._store.record(
             AuditEvent(
                 action="tune",

@@ -3,8 +3,9 @@
 A golden query is a question an agent asks and the memories a good answer
 needs (``Golden``; import a file with ``Memory.import_golden``). ``sweep``
 asks every golden query of an agent again under each (alpha, lambda) of a grid,
-with the agent's thresholds and k, through ``Memory.preview`` (the search an
-agent would get, without counting retrievals or writing the audit log), and
+with the agent's thresholds and k, through the ``preview`` it is handed
+(``Memory.preview``: the search an agent would get, without counting
+retrievals or writing the audit log), and
 measures what share of the needed memories comes back at any tier and
 readable (FULL or SUMMARY) within the budget. ``suggest`` picks the setting
 with the most readable recall, then the most recall at any tier, then the one
@@ -26,7 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -37,7 +38,7 @@ from lodviz.scoring import Tier
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-    from lodviz.memory import Memory
+    from lodviz.result import Result
 
 ALPHAS = tuple(round(a, 2) for a in np.linspace(0.0, 1.0, 11))
 LAMBDAS = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3)
@@ -82,11 +83,17 @@ def recall(returned: Sequence[int], needs: Sequence[int]) -> float:
     return len(needed & set(returned)) / len(needed) if needed else 0.0
 
 
-def evaluate(mem: Memory, golden: Sequence[Golden], params: Params, budget: int, agent_id: str | None) -> dict[str, float]:
+class Preview(Protocol):
+    """What a search under these settings would return, leaving no trace (``Memory.preview``)."""
+
+    def __call__(self, query: str, *, agent_id: str | None, params: Params, budget_tokens: int) -> Result: ...
+
+
+def evaluate(preview: Preview, golden: Sequence[Golden], params: Params, budget: int, agent_id: str | None) -> dict[str, float]:
     """Mean recall (any tier, readable) and mean tokens of ``golden`` under ``params``."""
     any_tier, readable, tokens = [], [], []
     for g in golden:
-        result = mem.preview(g.query, agent_id=agent_id, params=params, budget_tokens=budget)
+        result = preview(g.query, agent_id=agent_id, params=params, budget_tokens=budget)
         any_tier.append(recall([item.id for item in result.items], g.needs))
         readable.append(recall([item.id for item in result.items if item.tier >= Tier.SUMMARY], g.needs))
         tokens.append(result.tokens)
@@ -98,7 +105,7 @@ def evaluate(mem: Memory, golden: Sequence[Golden], params: Params, budget: int,
 
 
 def sweep(
-    mem: Memory,
+    preview: Preview,
     golden: Sequence[Golden],
     *,
     agent_id: str | None,
@@ -111,8 +118,8 @@ def sweep(
     for alpha in alphas:
         for lam in lambdas:
             params = base.with_(alpha=float(alpha), lam=float(lam))
-            out.rows.append({"alpha": float(alpha), "lam": float(lam), **evaluate(mem, golden, params, budget, agent_id)})
+            out.rows.append({"alpha": float(alpha), "lam": float(lam), **evaluate(preview, golden, params, budget, agent_id)})
     return out
 
 
-__all__ = ["Sweep", "sweep", "evaluate", "recall", "ALPHAS", "LAMBDAS"]
+__all__ = ["Preview", "Sweep", "sweep", "evaluate", "recall", "ALPHAS", "LAMBDAS"]
