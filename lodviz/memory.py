@@ -32,13 +32,13 @@ from lodviz import budget as budgeting
 from lodviz.access import Identity, TokenRecord
 from lodviz.cache import LRU
 from lodviz.changes import TierChanges, tier_changes
+from lodviz.credentials import Credentials
 from lodviz.errors import (
     EmbeddingMismatch,
     ImportFormatError,
     InvalidInput,
     InvalidParameters,
     MemoryNotFound,
-    Unauthenticated,
 )
 from lodviz.ingest import pipeline
 from lodviz.ingest.compress import Compressor, ExtractiveCompressor
@@ -66,6 +66,7 @@ from lodviz.store.base import (
     MemoryRecord,
     Store,
 )
+from lodviz.timeline import Timeline
 from lodviz.times import RowDatetimes, iso
 from lodviz.tokens import TokenCounter, token_counter
 
@@ -125,10 +126,8 @@ class Memory:
         self._window_counter: TokenCounter | None = None
         self._query_cache: LRU[np.ndarray] = LRU(64)
         self._ages_cache: LRU[scoring.Compact] = LRU(2)
-        # The audit log's history events, oldest first, as of the last event id read.
-        self._history: tuple[int, list[AuditEvent]] = (-1, [])
-        # Rebuilt pasts by (moment, last event read, rows): a time-slider drag or a replay's redraws ask again.
-        self._past_cache: LRU[Columns] = LRU(8)
+        self._timeline = Timeline(store)
+        self._credentials = Credentials(store)
         self._warming: threading.Thread | None = None
         self._warm_started = False  # one warm-up per Memory, whoever asks first (server, app, a caller)
         self._warmed = threading.Event()
@@ -247,8 +246,8 @@ class Memory:
 
         ``as_of``: with the usage and floors of a past moment (memories not yet written flagged forgotten).
         """
-        moment = self._moment(as_of)
-        return self._store.state() if moment is None else self._snapshot(moment)[0]
+        moment = self._timeline.moment(as_of)
+        return self._store.state() if moment is None else self._timeline.snapshot(moment)[0]
 
     def snapshot(self) -> tuple[Columns, np.ndarray]:
         """``columns()`` and the unit embedding matrix of the same moment, row for row."""
@@ -595,9 +594,9 @@ class Memory:
             bounds.check_query(query.strip())
         bounds.check_k(params.k)
         bounds.check_exclude([t for t in exclude if isinstance(t, str) and t.strip()])
-        moment = self._moment(as_of)
+        moment = self._timeline.moment(as_of)
         when = self._now(now if now is not None or moment is None or moment.at is None else moment.at)
-        state, vectors = self._snapshot(moment)
+        state, vectors = self._timeline.snapshot(moment)
         visible = self._visible(state, agent_id)
         everything = bool(visible.all())
         rows = slice(None) if everything else np.flatnonzero(visible)
@@ -636,28 +635,6 @@ class Memory:
 
     # -- the store as it was (lodviz.history) ------------------------------------------
 
-    def _history_events(self) -> list[AuditEvent]:
-        """The audit events that shape usage, floors and existence, oldest first; read once, then only what is new."""
-        seen, events = self._history
-        newer = self._store.audit(actions=list(audit.HISTORY), after_id=seen if seen >= 0 else None, limit=10**12)
-        if newer:
-            events.extend(reversed(newer))  # in place: a session of searches would copy the whole log each time
-            self._history = (int(newer[0].id or seen), events)
-        return events
-
-    def _moment(self, as_of: history.Moment | datetime | str | None) -> history.Moment | None:
-        if as_of is None or isinstance(as_of, history.Moment):
-            return as_of
-        return history.Moment(at=parse_time(as_of, "as_of"))
-
-    def _snapshot(self, moment: history.Moment | None) -> tuple[Columns, np.ndarray]:
-        state, vectors = self._store.snapshot()
-        if moment is None:
-            return state, vectors
-        events = self._history_events()
-        key = (moment, self._history[0], len(state), int(state.forgotten.sum()))  # a forget is not a history event
-        return self._past_cache.get(key, lambda: history.rebuild(state, events, moment)), vectors
-
     def history_span(self) -> tuple[datetime, datetime] | None:
         """The store's timeline: from its oldest memory to its "now" (None for an empty store)."""
         state = self._store.state()
@@ -667,12 +644,7 @@ class Memory:
 
     def audit_event(self, event_id: int) -> AuditEvent:
         """One event of the audit log by its id."""
-        event = next((e for e in self._history_events() if e.id == int(event_id)), None)
-        if event is None:
-            event = next((e for e in self._store.audit(after_id=int(event_id) - 1, limit=10**12) if e.id == int(event_id)), None)
-        if event is None:
-            raise InvalidInput(f"there is no audit event #{event_id}.")
-        return event
+        return self._timeline.event(event_id)
 
     def compare(
         self,
@@ -725,7 +697,7 @@ class Memory:
         result = None
         if event.action == "search" and event.query and not d.get("view"):
             result = self._pipeline.run(
-                self._snapshot(moment), event.query.strip(), params, when, event.agent_id, exclude, weight,
+                self._timeline.snapshot(moment), event.query.strip(), params, when, event.agent_id, exclude, weight,
                 budget_tokens=d.get("budget_tokens"), touch=False, actor=None, record=False, past=True, settings=settings,
             )
         return history.Replay(event, moment, land, result, history.returned_tiers(event))
@@ -746,7 +718,7 @@ class Memory:
         if version is None:
             return make()
         # A past moment's usage is rebuilt, not the store's: it is its own key.
-        return self._ages_cache.get((now, version, len(state), moment, self._history[0] if moment else None), make)
+        return self._ages_cache.get((now, version, len(state), moment, self._timeline.seen if moment else None), make)
 
     def record_view(self, land: Landscape, *, agent_id: str | None = None, actor: str | None = None) -> None:
         """Audit a landscape looked at with a query (the app's searches) as a search that touched nothing.
@@ -824,11 +796,11 @@ class Memory:
         bounds.check_k(params.k)
         exclude = [t.strip() for t in (exclude or []) if isinstance(t, str) and t.strip()]
         bounds.check_exclude(exclude)
-        moment = self._moment(as_of)
+        moment = self._timeline.moment(as_of)
         if moment is not None:
             when = self._now(now if now is not None or moment.at is None else moment.at)
             return self._pipeline.run(
-                self._snapshot(moment), query, params, when, agent_id, exclude, exclude_weight,
+                self._timeline.snapshot(moment), query, params, when, agent_id, exclude, exclude_weight,
                 budget_tokens=budget_tokens, touch=False, actor=actor, record=False, past=True, settings=self.settings,
             )
         return self._pipeline.run(
@@ -1259,9 +1231,9 @@ class Memory:
         """Why this memory sits at its tier for this query and these settings (at a past moment: ``as_of``)."""
         record = self.get(memory_id, agent_id=agent_id)
         params = params or self.profile(agent_id)
-        moment = self._moment(as_of)
+        moment = self._timeline.moment(as_of)
         when = self._now(now if now is not None or moment is None or moment.at is None else moment.at)
-        state, vectors = self._snapshot(moment)
+        state, vectors = self._timeline.snapshot(moment)
         row = int(state.rows_of([record.id])[0])
         vector = vectors[row : row + 1]
         s = 0.0
@@ -1432,50 +1404,19 @@ class Memory:
 
     def create_token(self, name: str, role: str, *, agent_id: str | None = None, actor: str | None = None) -> tuple[TokenRecord, str]:
         """A new token for identity ``name`` with ``role``: its record, and the token (shown once, never kept)."""
-        if not isinstance(name, str) or not name.strip() or len(name) > 200 or not name.isprintable():
-            raise InvalidInput("an identity name is 1-200 printable characters.")
-        access.check_role(role, agent_id)
-        if agent_id is not None:
-            access.check_agent(agent_id)
-        token_id, token = access.new_token()
-        record = TokenRecord(token_id, name.strip(), role, agent_id, access.digest(token), datetime.now(UTC), actor or self.actor)
-        event = AuditEvent(action="token", actor=actor or self.actor, agent_id=agent_id,
-                           details={"created": token_id, "name": record.name, "role": role})
-        self._store.add_token(record, event)
-        return record, token
+        return self._credentials.create(name, role, agent_id, actor or self.actor)
 
     def tokens(self) -> list[TokenRecord]:
         """Every token's record (live and revoked), oldest first; no token is ever shown again."""
-        return sorted(self._store.tokens(), key=lambda t: t.created_at)
+        return self._credentials.all()
 
     def revoke_token(self, token_id: str, *, actor: str | None = None) -> TokenRecord:
         """Revoke a token for good; its identity is refused from the next request on."""
-        record = self._store.token(token_id)
-        if record is None:
-            raise InvalidInput(f"no token {token_id!r}; `lodviz token list` shows them.")
-        event = AuditEvent(action="token", actor=actor or self.actor, agent_id=record.agent_id,
-                           details={"revoked": token_id, "name": record.name, "role": record.role})
-        if not self._store.revoke_token(token_id, datetime.now(UTC), event):
-            raise InvalidInput(f"token {token_id} is already revoked.")
-        revoked = self._store.token(token_id)
-        assert revoked is not None
-        return revoked
+        return self._credentials.revoke(token_id, actor or self.actor)
 
     def authenticate(self, token: str | None) -> Identity:
-        """The identity a token proves; ``Unauthenticated`` for none, an unknown or a revoked one.
-
-        The same work whatever the token (the whole token table read, one hash,
-        one constant-time comparison), so the time of a refusal does not tell
-        whether a token id exists; a lookup by id would (a found row costs more).
-        """
-        token = token or ""
-        record = {t.id: t for t in self._store.tokens()}.get(access.token_id_of(token) or access.NO_TOKEN_ID)
-        if not access.matches(record, token):
-            raise Unauthenticated("no valid token: send Authorization: Bearer <token> (`lodviz token create`).")
-        assert record is not None
-        if record.revoked_at is not None:
-            raise Unauthenticated(f"token {record.id} was revoked.")
-        return record.identity
+        """The identity a token proves (``Credentials.authenticate``: the same work whatever the token)."""
+        return self._credentials.authenticate(token)
 
     def record_event(self, event: AuditEvent) -> None:
         self._store.record(event)
