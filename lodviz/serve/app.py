@@ -25,7 +25,7 @@ import sys
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, unquote
 
 import lodviz
 from lodviz.access import APP_ACTOR, IDENTITY_SCOPE_KEY, LOCAL, Identity, set_face
@@ -38,7 +38,6 @@ if TYPE_CHECKING:  # pragma: no cover
 DEFAULT_HOST = "127.0.0.1"
 #: The header that carries the registry file's control secret (``lodviz.serve.registry``).
 CONTROL_HEADER = "X-Lodviz-Control"
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 class _Activity:
@@ -58,11 +57,6 @@ class _Activity:
 
     def idle_for(self) -> float:
         return 0.0 if self.in_flight else time.monotonic() - self.last
-
-
-def _host_allowed(host_header: str) -> bool:
-    """Is the Host header a loopback name (DNS-rebinding protection)?"""
-    return urlsplit(f"http://{host_header}").hostname in LOOPBACK
 
 
 class LodvizServer:
@@ -95,7 +89,7 @@ class LodvizServer:
         from starlette.routing import Mount, Route
 
         from lodviz.mcp_server import build_mcp, check_agent
-        from lodviz.serve.auth import Gate
+        from lodviz.serve.auth import LOOPBACK, Gate
 
         self.gate = Gate(mem, host=host, auth=auth, read_only=read_only, allowed_hosts=allowed_hosts)
         self.control = control  # the registry file's secret: whoever can read that file owns the store

@@ -35,6 +35,7 @@ from lodviz.errors import AccessDenied, Unauthenticated
 from lodviz.memory import Memory
 
 COOKIE = "lodviz_token"
+#: The names of this machine's loopback interface: the one home of the list (the gate, the server, ``serve``).
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 #: How long a checked token is trusted before it is looked up again (a revocation takes effect within this).
 TOKEN_TTL_SECONDS = 2.0
