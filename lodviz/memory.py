@@ -55,6 +55,7 @@ from lodviz.result import (
     Result,
     StoreInfo,
 )
+from lodviz.scene import Scene
 from lodviz.scoring import Tier
 from lodviz.search import Pipeline
 from lodviz.search.hits import hits
@@ -125,7 +126,6 @@ class Memory:
         self._counter: TokenCounter | None = None
         self._window_counter: TokenCounter | None = None
         self._query_cache: LRU[np.ndarray] = LRU(64)
-        self._ages_cache: LRU[scoring.Compact] = LRU(2)
         self._timeline = Timeline(store)
         self._credentials = Credentials(store)
         self._warming: threading.Thread | None = None
@@ -140,6 +140,7 @@ class Memory:
         self._pipeline = Pipeline(
             store, self.embed_query, lambda: self.token_counter, self._holding, self._row_times, lambda: self.actor
         )
+        self._scene = Scene(store, self._timeline, self._pipeline.candidates, self.embed_query)
 
     # -- parts ----------------------------------------------------------------
 
@@ -588,7 +589,6 @@ class Memory:
         to that moment.
         """
         params = params or self.profile(agent_id)
-        settings = settings or self.settings
         bounds = limits.current()
         if query:
             bounds.check_query(query.strip())
@@ -596,42 +596,7 @@ class Memory:
         bounds.check_exclude([t for t in exclude if isinstance(t, str) and t.strip()])
         moment = self._timeline.moment(as_of)
         when = self._now(now if now is not None or moment is None or moment.at is None else moment.at)
-        state, vectors = self._timeline.snapshot(moment)
-        visible = self._visible(state, agent_id)
-        everything = bool(visible.all())
-        rows = slice(None) if everything else np.flatnonzero(visible)
-        n_all = len(state)
-        qvec = None
-        penalty_all = self._pipeline.candidates.penalty(exclude, vectors, exclude_weight) if n_all else None
-        if query and query.strip() and n_all and visible.any():
-            qvec = self.embed_query(query)
-            cosine = self._pipeline.candidates.similarity_all(query, qvec, vectors)
-            # A compact matrix's S of everything is approximate: the candidates are found exactly, as a search finds them.
-            found = self._pipeline.candidates.find(
-                query, qvec, state, vectors, visible, params.k, exclude, exclude_weight,
-                cosine=None if self._store.approximate else cosine, lexical_weight=settings.lexical_weight,
-            )
-            s_all, candidate_all = self._pipeline.candidates.fused(found, cosine)
-            # The memories a search could return: their tiers must be a search's to the last bit.
-            returnable: np.ndarray | None = found.rows
-        else:
-            candidate_all = np.ones(n_all, dtype=bool)
-            s_all = scoring.Compact.zeros(n_all)
-            returnable = None  # every memory
-        ages = self._effective_ages(when.timestamp(), state, moment)
-        candidate = candidate_all[rows]
-        if not everything:
-            state = state.take(rows)
-            ages = ages.take(rows)
-            s_all = s_all.take(rows)
-            if returnable is not None:
-                returnable = np.flatnonzero(candidate)
-        if penalty_all is not None:
-            scored = scoring.score_aged(s_all.exact, ages.exact, state.floor, params, penalty_all[rows])
-        else:  # a slider move: float32, with a search's tiers for what a search could return
-            scored = scoring.score_compact(s_all, ages, state.floor, params, returnable)
-        terms = tuple(t.strip() for t in exclude if t and t.strip())
-        return Landscape(state, scored, params, when, query, qvec, candidate, vectors, rows, terms)
+        return self._scene.landscape(query, agent_id, params, when, moment, exclude, exclude_weight, settings or self.settings)
 
     # -- the store as it was (lodviz.history) ------------------------------------------
 
@@ -703,54 +668,9 @@ class Memory:
         return history.Replay(event, moment, land, result, history.returned_tiers(event))
 
 
-    def _effective_ages(self, now: float, state: Columns, moment: history.Moment | None = None) -> scoring.Compact:
-        """``scoring.effective_age`` of every memory at ``now``, kept while the store's ages and counts stand.
-
-        A slider move rescores the whole store with new parameters at the same
-        "now": the ages are the part of the work that does not change.
-        """
-        def make() -> scoring.Compact:
-            return scoring.Compact.of(
-                scoring.effective_age(scoring.age_days(now, state.created_at, state.last_retrieved_at), state.retrieval_count)
-            )
-
-        version = self._store.version()
-        if version is None:
-            return make()
-        # A past moment's usage is rebuilt, not the store's: it is its own key.
-        return self._ages_cache.get((now, version, len(state), moment, self._timeline.seen if moment else None), make)
-
     def record_view(self, land: Landscape, *, agent_id: str | None = None, actor: str | None = None) -> None:
-        """Audit a landscape looked at with a query (the app's searches) as a search that touched nothing.
-
-        The counts are those of the query's k candidates, as a search with the
-        same settings would return them.
-        """
-        if not land.query:
-            return
-        tiers = land.scored.tier[land.candidate]
-        counts = {t.name: int((tiers == t).sum()) for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
-        ids = land.state.ids[land.candidate]
-        returned = {t.name: ids[tiers == t].tolist() for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
-        self._store.record(
-            AuditEvent(
-                action="search",
-                actor=actor or agent_id or self.actor,
-                agent_id=agent_id,
-                query=land.query,
-                details={
-                    "params": land.params.to_dict(),
-                    "counts": counts,
-                    "touched": [],
-                    "returned": returned,
-                    "looked_only": True,
-                    "view": True,  # the landscape's tiers of the k candidates: a replay compares those, not a search's answer
-                    "now": iso(land.now),
-                    "exclude": list(land.exclude),
-                },
-            )
-        )
-
+        """Audit a landscape looked at with a query (the app's searches) as a search that touched nothing."""
+        self._scene.record_view(land, agent_id, actor or agent_id or self.actor)
 
     # -- search -------------------------------------------------------------------
 
@@ -1230,33 +1150,10 @@ class Memory:
     ) -> scoring.Placement:
         """Why this memory sits at its tier for this query and these settings (at a past moment: ``as_of``)."""
         record = self.get(memory_id, agent_id=agent_id)
-        params = params or self.profile(agent_id)
         moment = self._timeline.moment(as_of)
         when = self._now(now if now is not None or moment is None or moment.at is None else moment.at)
-        state, vectors = self._timeline.snapshot(moment)
-        row = int(state.rows_of([record.id])[0])
-        vector = vectors[row : row + 1]
-        s = 0.0
-        if query and query.strip():
-            # As in a search: S carries lexical evidence if the memory is among the query's candidates.
-            qvec = self.embed_query(query)
-            approximate = self._store.approximate
-            cosine = None if approximate else self._pipeline.candidates.similarity_all(query, qvec, vectors)
-            found = self._pipeline.candidates.find(
-                query, qvec, state, vectors, self._visible(state, agent_id), params.k, exclude, exclude_weight, cosine=cosine,
-                lexical_weight=self.settings.lexical_weight,
-            )
-            at = np.flatnonzero(found.rows == row)
-            if len(at):
-                s = float(found.similarity[at[0]])
-            else:
-                s = max(float(cosine[row] if cosine is not None else scoring.similarity(qvec, vector)[0]), 0.0)
-        penalty = self._pipeline.candidates.penalty(exclude, vector, exclude_weight)
-        t = float(scoring.age_days(when.timestamp(), state.created_at[row : row + 1], state.last_retrieved_at[row : row + 1])[0])
-        return scoring.explain(
-            s, t, int(state.retrieval_count[row]), int(state.floor[row]), params,
-            penalty=float(penalty[0]) if penalty is not None else 0.0,
-        )
+        return self._scene.explain(record, query, agent_id, params or self.profile(agent_id), when, moment, exclude, exclude_weight,
+                                   self.settings)
 
     # -- non-semantic modes ---------------------------------------------------------
 
