@@ -35,11 +35,11 @@ from lodviz.changes import TierChanges, tier_changes
 from lodviz.credentials import Credentials
 from lodviz.errors import (
     EmbeddingMismatch,
-    ImportFormatError,
     InvalidInput,
     InvalidParameters,
     MemoryNotFound,
 )
+from lodviz.golden import GoldenQueries
 from lodviz.ingest import pipeline
 from lodviz.ingest.compress import Compressor, ExtractiveCompressor
 from lodviz.ingest.embed import Embedder, SentenceTransformerEmbedder
@@ -128,6 +128,7 @@ class Memory:
         self._query_cache: LRU[np.ndarray] = LRU(64)
         self._timeline = Timeline(store)
         self._credentials = Credentials(store)
+        self._golden = GoldenQueries(store, lambda memory_id, agent_id: self.get(memory_id, agent_id=agent_id))
         self._warming: threading.Thread | None = None
         self._warm_started = False  # one warm-up per Memory, whoever asks first (server, app, a caller)
         self._warmed = threading.Event()
@@ -827,72 +828,17 @@ class Memory:
 
     def golden(self, agent_id: str | None = None) -> list[Golden]:
         """The golden queries on record (of one agent, or all)."""
-        return self._store.golden(agent_id)
+        return self._golden.all(agent_id)
 
     def add_golden(
         self, query: str, needs: Sequence[int], *, agent_id: str | None = None, note: str | None = None, actor: str | None = None
     ) -> int:
         """Record a golden query: ``query`` as ``agent_id`` asks it, and the memories a good answer needs (audited)."""
-        return self._add_golden([self._golden_entry({"query": query, "needs": list(needs), "agent_id": agent_id, "note": note}, "")], actor)[0]
+        return self._golden.add(query, needs, agent_id, note, actor or self.actor)
 
     def import_golden(self, path: str | Path, *, actor: str | None = None) -> list[int]:
         """Golden queries from a JSON Lines file (``lodviz.tuning`` documents it), all or nothing."""
-        path = Path(path)
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ImportFormatError(f"cannot read {path}: {exc}") from None
-        entries = []
-        for number, raw in enumerate(lines, start=1):
-            if not raw.strip():
-                continue
-            where = f"{path.name} line {number}"
-            try:
-                data = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise ImportFormatError(f"{where}: not valid JSON ({exc.msg}).") from None
-            entries.append(self._golden_entry(data, where))
-        if not entries:
-            raise ImportFormatError(f"{path.name} holds no golden queries.")
-        return self._add_golden(entries, actor, source=path.name)
-
-    def _golden_entry(self, data: Any, where: str) -> Golden:
-        prefix = f"{where}: " if where else ""
-        if not isinstance(data, dict):
-            raise ImportFormatError(f"{prefix}expected an object with 'query' and 'needs' or 'needs_text'.")
-        query = data.get("query")
-        if not isinstance(query, str) or not query.strip():
-            raise ImportFormatError(f"{prefix}'query' must be a non-empty string.")
-        agent_id = data.get("agent_id")
-        if agent_id is not None and not isinstance(agent_id, str):
-            raise ImportFormatError(f"{prefix}'agent_id' must be a string.")
-        needs: list[int] = []
-        for raw in data.get("needs") or []:
-            try:
-                needs.append(self.get(raw, agent_id=agent_id).id)
-            except MemoryNotFound:
-                raise ImportFormatError(f"{prefix}memory {raw!r} does not exist or {agent_id or 'the auditor'} cannot see it.") from None
-        for text in data.get("needs_text") or []:
-            if not isinstance(text, str) or not text.strip():
-                raise ImportFormatError(f"{prefix}each 'needs_text' entry must be a non-empty string.")
-            state = self._store.state()
-            matches = [i for i in self._store.ids_containing(text, 50, within=state) if bool(state.visible_to(agent_id)[state.rows_of([i])[0]])]
-            if len(matches) != 1:
-                found = "no memory" if not matches else f"{len(matches)} memories"
-                raise ImportFormatError(f"{prefix}{found} visible to {agent_id or 'the auditor'} contain {text!r}; it must name exactly one.")
-            needs.append(matches[0])
-        if not needs:
-            raise ImportFormatError(f"{prefix}give 'needs' (memory ids) or 'needs_text' (text each needed memory contains).")
-        return Golden(query=query.strip(), needs=sorted(set(needs)), agent_id=agent_id, note=data.get("why") or data.get("note"))
-
-    def _add_golden(self, entries: list[Golden], actor: str | None, source: str | None = None) -> list[int]:
-        event = AuditEvent(
-            action="golden",
-            actor=actor or self.actor,
-            agent_id=entries[0].agent_id if len({g.agent_id for g in entries}) == 1 else None,
-            details={"count": len(entries), "source": source},
-        )
-        return self._store.add_golden(entries, event)
+        return self._golden.import_file(path, actor or self.actor)
 
     def tune(
         self,
