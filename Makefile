@@ -2,7 +2,7 @@
 PYTHON ?= python3
 PIP = $(PYTHON) -m pip install --disable-pip-version-check -q
 
-.PHONY: install demo test-deps lint test bench
+.PHONY: install demo test-deps lint test quick bench
 
 install:
 	# The CPU build of torch first, or pip pulls a multi-GB CUDA build for sentence-transformers.
@@ -22,6 +22,11 @@ lint:
 
 test: test-deps lint
 	$(PYTHON) -m pytest
+
+# The fast lane for a developer: no browser, no real model, no server or PostgreSQL started, nothing
+# marked slow; two workers (pytest-xdist). `make test` still runs the whole suite.
+quick:
+	$(PYTHON) -m pytest -m "not model and not browser and not slow" -n 2 -q
 
 bench: install
 	$(PYTHON) benchmarks/run.py

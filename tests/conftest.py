@@ -64,6 +64,18 @@ def pg_url(pg_server) -> str:
     return pg_server.new_database()
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test on the session's PostgreSQL server is ``slow``: starting and stopping the server takes
+    seconds, so ``make quick`` leaves these tests to the whole suite. They are the tests that take
+    ``pg_server`` or ``pg_url``, and the ``"postgres"`` cases of tests that ask for ``pg_url`` by name
+    (``request.getfixturevalue("pg_url")``)."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        by_name = callspec is not None and any(isinstance(v, str) and v == "postgres" for v in callspec.params.values())
+        if by_name or "pg_server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture
 def store_path(tmp_path: Path) -> Path:
     return tmp_path / "memory.duckdb"

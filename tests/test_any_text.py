@@ -69,6 +69,7 @@ def test_a_headline_is_never_longer_than_its_summary(text):
     assert len(out.headline) <= len(out.summary) <= len(text)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(HOSTILE)
 def test_add_stores_the_text_whole_or_refuses_it_clearly(mem, text):
@@ -84,6 +85,7 @@ def test_add_stores_the_text_whole_or_refuses_it_clearly(mem, text):
     assert record.summary.strip() and record.headline.strip()
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.lists(HOSTILE, min_size=1, max_size=5), st.sampled_from(["jsonl", "csv", "md"]))
 def test_every_importer_stores_the_file_whole_or_refuses_it(mem, texts, fmt):
@@ -112,6 +114,7 @@ def test_every_importer_stores_the_file_whole_or_refuses_it(mem, texts, fmt):
             assert mem.get(memory_id).headline.strip()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", ["tests\n....", "....", "...\n. . .\n…", "ok.\n\n-\n*"])
 def test_the_cli_add_of_punctuation_lines_stores_or_says_one_line(tmp_path, embedder, text):
     result = CliRunner().invoke(cli, ["--store", str(tmp_path / "cli.duckdb"), "add", text])

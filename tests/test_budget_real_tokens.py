@@ -63,6 +63,7 @@ def store(request, tmp_path_factory):
     mem.close()
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     budget=st.integers(16, 3000),

@@ -175,6 +175,7 @@ def small_model(tmp_path_factory) -> str:
     return str(path)
 
 
+@pytest.mark.slow
 def test_a_model_of_another_dimension_is_refused_in_one_line(runner, store, small_model):
     for args in (["search", "hazard ratios"], ["add", "a new memory"]):
         result = runner.invoke(cli, ["--store", str(store), "--model", small_model, *args])
@@ -184,6 +185,7 @@ def test_a_model_of_another_dimension_is_refused_in_one_line(runner, store, smal
     assert "4 memories" in run(runner, store, "stats").output
 
 
+@pytest.mark.slow
 def test_a_model_that_cannot_be_loaded_is_one_line(runner, store, tmp_path):
     result = runner.invoke(cli, ["--store", str(store), "--model", str(tmp_path / "no-such-model"), "search", "x"])
     assert result.exit_code == 1 and "cannot load embedding model" in result.output

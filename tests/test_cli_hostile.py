@@ -137,6 +137,7 @@ def _without_file_permission_override() -> list[str]:
     return [setpriv, "--bounding-set=-dac_override,-dac_read_search"]
 
 
+@pytest.mark.slow
 def test_serving_a_store_in_a_read_only_directory_is_refused_in_one_line(runner, store, cli_env):
     folder = store.parent
     before = audit_ids(runner, store)
@@ -175,6 +176,7 @@ def hostile(tmp_path: Path, runner: CliRunner) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "command",
     [

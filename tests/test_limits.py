@@ -78,6 +78,7 @@ def test_the_mcp_server_refuses_as_a_tool_error_and_keeps_answering(small):
     assert not fine.is_error and len(small) == 1
 
 
+@pytest.mark.slow
 def test_too_many_requests_from_one_identity_get_429(tmp_path, embedder):
     from tests.mcp.conftest import ServeProcess, child_env, http_json
 

@@ -323,6 +323,7 @@ def test_cli_openai_without_configuration_is_one_line_and_status_1(tmp_path, emb
     assert not store.exists()
 
 
+@pytest.mark.slow
 def test_cli_reports_a_failing_endpoint_in_one_line(llm, tmp_path, embedder, no_llm_env):
     llm.always = {"status": 503}
     source = tmp_path / "in.jsonl"

@@ -67,6 +67,7 @@ def _first_search_faults(path: str, n: int, heap: str) -> int:
     return int(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's arenas")
 def test_share_heap_lets_the_first_search_reuse_what_the_background_warm_up_freed(tmp_path):
     from benchmarks import synth
@@ -80,6 +81,7 @@ def test_share_heap_lets_the_first_search_reuse_what_the_background_warm_up_free
     assert shared * 4 <= own
 
 
+@pytest.mark.slow
 def test_share_heap_says_whether_it_applied():
     done = subprocess.run(
         [sys.executable, "-c", "from lodviz import runtime; print(runtime.share_heap())"],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -20,6 +21,7 @@ few_values = st.sampled_from([-np.inf, -1.0, 0.0, 0.25, 0.5, 0.5000001, 1.0])
 many_values = st.floats(-1.0, 1.0, width=32, allow_nan=False)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     scores=arrays(np.float32, st.integers(0, 3000), elements=st.one_of(few_values, many_values)),
@@ -38,6 +40,7 @@ def test_unordered_top_k_holds_the_same_rows_by_index(scores: np.ndarray, k: int
     assert selection.top_k(scores, k, ordered=False).tolist() == sorted(reference(scores, k).tolist())
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     scores=arrays(np.float32, st.integers(1, 2000), elements=st.one_of(few_values, many_values)),
@@ -50,6 +53,7 @@ def test_the_sampled_path_agrees_at_any_stride(scores: np.ndarray, k: int, step:
     assert rows.tolist() == sorted(reference(scores, k).tolist())
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     scores=arrays(np.float32, st.integers(1, 2000), elements=st.one_of(few_values, many_values)),

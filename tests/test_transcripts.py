@@ -138,6 +138,7 @@ def test_watch_adds_only_the_new_turns_of_a_growing_session(tmp_path, cli_env):
     assert third.exit_code == 0 and third.output == ""  # nothing changed, nothing said
 
 
+@pytest.mark.slow
 def test_watch_keeps_looking_until_stopped(tmp_path, cli_env):
     import os
     import signal
@@ -200,6 +201,7 @@ json_values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt, suffix", [("claude-code", ".jsonl"), ("openai", ".json"), ("openai", ".jsonl"), ("chatgpt", ".json")])
 def test_any_json_is_imported_or_refused_with_its_place(tmp_path, fmt, suffix):
     from lodviz.errors import LodvizError

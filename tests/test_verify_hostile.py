@@ -64,6 +64,7 @@ def _usage(columns) -> dict[int, tuple[int, float | None]]:
     }
 
 
+@pytest.mark.slow
 def test_audit_verify_right_after_a_crash_accounts_for_the_journal_and_agrees(crashed: Path) -> None:
     result = CliRunner().invoke(cli, ["--store", str(crashed), "--model", "hash:64", "audit", "verify", "--json"])
     assert result.exit_code == 0, result.output
@@ -97,6 +98,7 @@ def test_audit_verify_right_after_a_crash_accounts_for_the_journal_and_agrees(cr
         mem.close()
 
 
+@pytest.mark.slow
 def test_a_journal_that_disagrees_with_itself_is_reported(crashed: Path) -> None:
     # Someone edits the journal: a search's line no longer counts a memory its audit line says it touched.
     journal = Path(str(crashed) + ".journal")

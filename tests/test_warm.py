@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import lodviz
 
 
@@ -73,6 +75,7 @@ def test_a_request_during_the_warm_up_waits_for_a_step_not_for_all_of_it(store_p
         assert answered
 
 
+@pytest.mark.slow
 def test_the_server_the_app_and_a_caller_warm_once(store_path, embedder):
     import threading
 

@@ -193,6 +193,7 @@ def test_a_bad_url_falls_back_to_the_profile(app_mem):
     assert c.agent == ALL_AGENTS and c.params == app_mem.profile(None)
 
 
+@pytest.mark.slow
 def test_poll_notices_a_write_from_elsewhere(ctx, app_mem):
     seen, _, _ = status.poll(ctx, None, 0)
     app_mem.add("An agent wrote this through MCP.", agent_id="exec-digest")
@@ -521,6 +522,7 @@ def test_poll_redraws_for_a_forget_from_elsewhere(ctx, app_mem):
     assert version == 4 and f"forgot #{memory_id}" in seen["note"]
 
 
+@pytest.mark.slow
 def test_poll_redraws_for_a_conflict_decided_elsewhere(ctx, app_mem):
     old = app_mem.add("Paragon MSA: liability cap at 2x annual fees.", agent_id="legal-review", created_at="2025-01-10T09:00:00Z")
     new = app_mem.add("Paragon MSA: liability cap at 3x annual fees.", agent_id="legal-review", created_at="2025-06-10T09:00:00Z")

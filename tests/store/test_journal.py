@@ -26,6 +26,7 @@ def _usage(store: DuckDBStore) -> dict[int, tuple[int, datetime | None]]:
     return {i: (r.retrieval_count, r.last_retrieved_at) for i, r in records.items()}
 
 
+@pytest.mark.slow
 def test_searches_acknowledged_before_a_crash_are_in_the_tables_after_it(tmp_path: Path) -> None:
     path = tmp_path / "s.duckdb"
     with DuckDBStore(path) as store:

@@ -58,6 +58,7 @@ def test_another_process_writes_are_seen_without_reopening(pg_url):
     writer.close()
 
 
+@pytest.mark.slow
 def test_processes_opening_an_old_schema_at_once_migrate_it_once(pg_url):
     code = """
         import sys

@@ -143,6 +143,7 @@ FULL_DISK = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("what", ["add", "ingest", "search-no-touch"])
 def test_a_full_disk_is_a_store_error_in_one_sentence_and_the_store_stays_whole(tmp_path: Path, what: str) -> None:
     path = tmp_path / "s.duckdb"
