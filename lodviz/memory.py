@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lodviz import access, audit, history, limits, runtime, scoring, tuning
+from lodviz import access, audit, history, limits, modes, runtime, scoring, tuning
 from lodviz import budget as budgeting
 from lodviz.access import Identity, TokenRecord
 from lodviz.cache import LRU
@@ -1131,21 +1131,10 @@ class Memory:
             raise InvalidInput("'until' is before 'since'.")
         params = self.profile(agent_id)
         state = self._store.state()
-        mask = self._visible(state, agent_id) & (state.created_at >= start.timestamp()) & (
-            state.created_at <= end.timestamp()
-        )
-        rows = np.flatnonzero(mask)
-        rows = rows[np.argsort(-state.created_at[rows], kind="stable")]
-        if limit is not None:
-            rows = rows[: _positive(limit, "limit")]
-        sub = state.take(rows)
-        t = scoring.age_days(when.timestamp(), sub.created_at, sub.last_retrieved_at)
-        scored = scoring.score_by_frequency(t, sub.retrieval_count, sub.floor, params)
-        return self._pipeline.delivery.deliver(
-            "recent", sub, scored, params, when, agent_id,
-            order=np.arange(len(sub)), budget_tokens=budget_tokens, touch=touch, actor=actor, record=record,
-            policy=self.settings.budget_policy, extra={"since": iso(start), "until": iso(end)},
-        )
+        chosen = modes.recent(state, self._visible(state, agent_id), start, end,
+                              None if limit is None else _positive(limit, "limit"), params, when)
+        return self._browse("recent", chosen, params, when, agent_id, budget_tokens, touch, actor, record,
+                            {"since": iso(start), "until": iso(end)})
 
     def unseen(
         self,
@@ -1162,16 +1151,8 @@ class Memory:
         when = self._now(now)
         params = self.profile(agent_id)
         state = self._store.state()
-        rows = np.flatnonzero(self._visible(state, agent_id) & (state.retrieval_count == 0))
-        rows = rows[np.argsort(-state.created_at[rows], kind="stable")][: _positive(limit, "limit")]
-        sub = state.take(rows)
-        t = scoring.age_days(when.timestamp(), sub.created_at, sub.last_retrieved_at)
-        scored = scoring.score_by_recency(t, sub.retrieval_count, sub.floor, params)
-        return self._pipeline.delivery.deliver(
-            "unseen", sub, scored, params, when, agent_id,
-            order=np.arange(len(sub)), budget_tokens=budget_tokens, touch=touch, actor=actor, record=record,
-            policy=self.settings.budget_policy,
-        )
+        chosen = modes.unseen(state, self._visible(state, agent_id), _positive(limit, "limit"), params, when)
+        return self._browse("unseen", chosen, params, when, agent_id, budget_tokens, touch, actor, record)
 
     def sample(
         self,
@@ -1197,20 +1178,17 @@ class Memory:
         when = self._now(now)
         params = self.profile(agent_id)
         state = self._store.state()
-        rows = np.flatnonzero(self._visible(state, agent_id))
-        sub_all = state.take(rows)
-        t = scoring.age_days(when.timestamp(), sub_all.created_at, sub_all.last_retrieved_at)
-        d_all = scoring.decay(t, sub_all.retrieval_count, params.lam)
-        take = min(n, len(rows))
-        rng = np.random.default_rng(seed)
-        picked = rng.choice(len(rows), size=take, replace=False, p=scoring.resurface_weights(d_all)) if take else np.zeros(0, dtype=np.int64)
-        sub = sub_all.take(picked)
-        d = d_all[picked]
-        scored = scoring.score_resurfaced(d, sub.floor)
+        chosen = modes.sample(state, self._visible(state, agent_id), n, seed, params, when)
+        return self._browse("sample", chosen, params, when, agent_id, budget_tokens, touch, actor, record, {"seed": seed})
+
+    def _browse(
+        self, mode: str, chosen: modes.Browse, params: Params, when: datetime, agent_id: str | None,
+        budget_tokens: int | None, touch: bool, actor: str | None, record: bool, extra: dict[str, Any] | None = None,
+    ) -> Result:
+        """A mode's chosen memories delivered as a search's are: budgeted, counted, audited."""
         return self._pipeline.delivery.deliver(
-            "sample", sub, scored, params, when, agent_id,
-            order=np.argsort(d, kind="stable"), budget_tokens=budget_tokens, touch=touch, actor=actor, record=record,
-            policy=self.settings.budget_policy, extra={"seed": seed},
+            mode, chosen.sub, chosen.scored, params, when, agent_id, order=chosen.order, budget_tokens=budget_tokens,
+            touch=touch, actor=actor, record=record, policy=self.settings.budget_policy, extra=extra,
         )
 
     # -- audit and facts --------------------------------------------------------------
