@@ -1195,7 +1195,7 @@ class Memory:
 
     def audit(self, **filters: Any) -> list[AuditEvent]:
         """Audit events, newest first, filtered as the store's ``audit`` takes them."""
-        if filters.get("limit") is not None and not 1 <= _positive(filters["limit"], "limit") <= MAX_ID:
+        if filters.get("limit") is not None and _positive(filters["limit"], "limit") > MAX_ID:
             raise InvalidInput(f"limit must be at most {MAX_ID:,}.")
         return self._store.audit(**filters)
 

@@ -360,7 +360,6 @@ def register(app: Dash, app_ctx: AppContext) -> None:
     )
     def _act(_p, _d, _e, memory_id, reason, version, seen, applied, agent, alpha, lam_log, thresholds, k_log, now_date, _as_of):
         action = dash_ctx.triggered_id if dash_ctx.triggered_id in (ids.PROMOTE, ids.DEMOTE) else ids.EXPAND
-        app_ctx.require_steer(action)  # before reading anything the request sent
         try:
             request = view_request(app_ctx, applied, agent, params_from_controls(alpha, lam_log, thresholds, k_log), now_date)
         except (LodvizError, TypeError, ValueError):  # controls a page never sends: no view to promote above

@@ -44,12 +44,9 @@ def mark_seen(app_ctx: AppContext, seen: dict | None) -> dict:
     return {**(seen or {}), "audit": app_ctx.mem.last_event_id(), "count": len(app_ctx.mem.columns())}
 
 
-changes_memories = changes_landscape
-
-
 def describe(events: list[AuditEvent]) -> str:
     """One line for the header: who changed what, newest first."""
-    changing = [e for e in events if changes_memories(e)]
+    changing = [e for e in events if changes_landscape(e)]
     if not changing:
         return ""
     e = changing[0]
@@ -95,7 +92,7 @@ def poll(app_ctx: AppContext, seen: dict | None, version: int | None) -> tuple[d
         events = app_ctx.mem.audit(after_id=int(seen["audit"]), limit=EVENTS_PER_POLL)
         if events:
             seen["audit"] = int(events[0].id or seen["audit"])
-            if any(changes_memories(e) for e in events):
+            if any(changes_landscape(e) for e in events):
                 changed = True
                 note = describe(events)
     seen.update(count=count, layout=s.finished, note=note)
