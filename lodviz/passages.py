@@ -1,0 +1,185 @@
+"""Passages: the parts of a long memory that a query can be near.
+
+A long memory (a session, a document, a tool's output) is kept whole, and is
+also cut, once at write time, into passages that the store embeds with the same
+model, so that a search can tell *which part* of a memory it is near and
+deliver that part sharp (docs/retrieval.md, "Long memories"). A passage is a
+span of the full text, ``(start, stop)`` character offsets: its text is always
+a verbatim slice of the memory, never a rewrite, so what an agent reads from an
+excerpt is what was stored.
+
+How a text is cut:
+
+- a transcript (lines that open with a speaker label, ``"Ada: ..."``) is cut
+  at its turns, one passage per turn;
+- anything else at its blocks (paragraphs, list items, log lines), with short
+  blocks packed together up to a window, and a block too long for a window cut
+  at its sentences.
+
+No passage is longer than ``MAX_WORDS`` words unless one sentence is, and a
+window is closed at a block boundary once it holds ``MIN_WORDS``. Only a long
+text is cut (``is_long``): a short one is its own only passage and needs none.
+
+Pure: text in, offsets out; no model, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+#: A window holds at most this many words (about 130 MiniLM tokens): the model reads it whole.
+MAX_WORDS = 90
+#: A window is closed at a block boundary once it holds this many words.
+MIN_WORDS = 25
+#: A text is long (and cut) past this many words, or past ``LONG_SENTENCES`` sentences.
+LONG_WORDS = 120
+LONG_SENTENCES = 6
+
+# Where a sentence ends inside a line: after . ! ? (and any closing quote or bracket), before a capital or digit.
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"”')\]]*\s+(?=[\"“'(\[]?[A-Z0-9@#$£€])")
+# "Ada: ...", "Dr. Solberg: ...", "user: ...": a turn of a transcript.
+_TURN = re.compile(r"^[^\W\d_][\w.'’ ()-]{0,38}?:[ \t]+\S", re.UNICODE | re.MULTILINE)
+_WORD = re.compile(r"\S+")
+
+Span = tuple[int, int]
+
+
+def _words(text: str, span: Span) -> int:
+    return len(_WORD.findall(text, span[0], span[1]))
+
+
+def _strip(text: str, start: int, stop: int) -> Span:
+    while start < stop and text[start].isspace():
+        start += 1
+    while stop > start and text[stop - 1].isspace():
+        stop -= 1
+    return start, stop
+
+
+def _lines(text: str) -> list[Span]:
+    """The non-blank lines of ``text``, stripped."""
+    spans = []
+    start = 0
+    for piece in text.splitlines(keepends=True):
+        span = _strip(text, start, start + len(piece))
+        if span[1] > span[0]:
+            spans.append(span)
+        start += len(piece)
+    return spans
+
+
+def _is_transcript(text: str, lines: Sequence[Span]) -> bool:
+    turns = sum(1 for a, b in lines if _TURN.match(text, a, b))
+    return turns >= 2 and turns * 2 >= len(lines)
+
+
+def _blocks(text: str, lines: Sequence[Span]) -> list[Span]:
+    """Turns of a transcript (a turn runs until the next label), else the lines themselves."""
+    if not _is_transcript(text, lines):
+        return list(lines)
+    blocks: list[Span] = []
+    for a, b in lines:
+        if blocks and not _TURN.match(text, a, b):
+            blocks[-1] = (blocks[-1][0], b)  # a turn's continuation line
+        else:
+            blocks.append((a, b))
+    return blocks
+
+
+def sentences(text: str, span: Span | None = None) -> list[Span]:
+    """The sentences of ``text`` (or of one span of it), as stripped spans, line by line."""
+    a, b = span if span is not None else (0, len(text))
+    out: list[Span] = []
+    for la, lb in _lines(text[a:b]):
+        start = a + la
+        for match in _SENTENCE_END.finditer(text, a + la, a + lb):
+            piece = _strip(text, start, match.start())
+            if piece[1] > piece[0]:
+                out.append(piece)
+            start = match.end()
+        piece = _strip(text, start, a + lb)
+        if piece[1] > piece[0]:
+            out.append(piece)
+    return out
+
+
+def is_long(text: str) -> bool:
+    """Whether ``text`` is long enough to be kept as passages as well as whole."""
+    words = len(_WORD.findall(text))
+    if words > LONG_WORDS:
+        return True
+    return words > MIN_WORDS and len(sentences(text)) > LONG_SENTENCES
+
+
+def cut(text: str) -> list[Span]:
+    """The passages of a long ``text``, in order, as ``(start, stop)`` offsets; ``[]`` for a short one.
+
+    Every passage is a stripped, non-empty slice of ``text``; passages do not
+    overlap, and together they hold every word of it.
+    """
+    if not is_long(text):
+        return []
+    lines = _lines(text)
+    transcript = _is_transcript(text, lines)
+    units: list[tuple[Span, bool]] = []  # (span, starts a block)
+    for block in _blocks(text, lines):
+        if _words(text, block) <= MAX_WORDS:
+            units.append((block, True))
+        else:
+            units.extend((s, i == 0) for i, s in enumerate(sentences(text, block)))
+    passages: list[Span] = []
+    current: Span | None = None
+    size = 0
+    for span, opens in units:
+        n = _words(text, span)
+        close = current is not None and (
+            size + n > MAX_WORDS or (opens and (transcript or size >= MIN_WORDS))
+        )
+        if close:
+            assert current is not None
+            passages.append(current)
+            current = None
+        if current is None:
+            current, size = span, n
+        else:
+            current, size = (current[0], span[1]), size + n
+    if current is not None:
+        passages.append(current)
+    return passages
+
+
+def texts(text: str, spans: Sequence[Span]) -> list[str]:
+    """The text of each passage."""
+    return [text[a:b] for a, b in spans]
+
+
+#: Opens the excerpts of a long memory, after its headline: what follows is quoted, not condensed.
+EXCERPTS = "Excerpts:"
+GAP = "…"
+
+
+def excerpt(text: str, spans: Sequence[Span], chosen: Sequence[int], headline: str) -> str:
+    """A long memory as the camera sees it near: its headline, then the ``chosen`` passages verbatim.
+
+    The passages come in the memory's own order, with ``…`` wherever text was
+    left out (before, between and after them), so an agent can tell an excerpt
+    from the whole and what it skipped.
+    """
+    picked = sorted(set(int(i) for i in chosen))
+    if not picked:
+        return headline
+    parts = [headline.rstrip(), EXCERPTS]
+    last_stop = 0
+    for i in picked:
+        a, b = spans[i]
+        if text[last_stop:a].strip():
+            parts.append(GAP)
+        parts.append(text[a:b])
+        last_stop = b
+    if text[last_stop:].strip():
+        parts.append(GAP)
+    return " ".join(parts)
+
+
+__all__ = ["EXCERPTS", "GAP", "LONG_SENTENCES", "LONG_WORDS", "MAX_WORDS", "MIN_WORDS", "Span", "cut", "excerpt", "is_long", "sentences", "texts"]

@@ -1,0 +1,109 @@
+"""Cutting a long memory into passages, and an excerpt of them: pure text in, offsets and text out."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lodviz import passages
+
+TRANSCRIPT = "\n".join(
+    [
+        "Ada: Hi there, how was the trip to Lisbon last week?",
+        "Bo: It was great. We saw the tram 28 and ate pasteis de nata by the river.",
+        "Ada: Did you go to Sintra?",
+        "Bo: Yes, on Tuesday. " + "We walked up the hill to the palace. " * 14,
+        "Ada: Nice. My sister moved to Porto in March, she works at a bakery now.",
+    ]
+)
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+def test_a_short_text_is_not_cut() -> None:
+    assert passages.cut("The deploy finished at noon. Nothing failed.") == []
+    assert not passages.is_long("The deploy finished at noon.")
+
+
+def test_a_transcript_is_cut_at_its_turns() -> None:
+    spans = passages.cut(TRANSCRIPT)
+    texts = passages.texts(TRANSCRIPT, spans)
+    assert texts[0] == "Ada: Hi there, how was the trip to Lisbon last week?"
+    assert texts[2] == "Ada: Did you go to Sintra?"
+    assert texts[-1] == "Ada: Nice. My sister moved to Porto in March, she works at a bakery now."
+
+
+def test_a_turn_too_long_for_a_window_is_cut_at_its_sentences() -> None:
+    texts = passages.texts(TRANSCRIPT, passages.cut(TRANSCRIPT))
+    long_turn = [t for t in texts if "palace" in t]
+    assert len(long_turn) >= 2
+    assert long_turn[0].startswith("Bo: Yes, on Tuesday.")
+    assert all(len(t.split()) <= passages.MAX_WORDS for t in long_turn)
+
+
+def test_a_document_packs_short_lines_and_keeps_its_last_sentence() -> None:
+    doc = "\n".join(f"{i:03d} INFO worker {i} started" for i in range(60)) + "\nThe server password rotates every 90 days."
+    texts = passages.texts(doc, passages.cut(doc))
+    assert len(texts) > 1
+    assert texts[-1].endswith("The server password rotates every 90 days.")
+    assert all(len(t.split()) <= passages.MAX_WORDS for t in texts)
+
+
+_line = st.one_of(
+    st.text(alphabet="abc XYZ.!?,:\t", min_size=0, max_size=80),
+    st.builds(lambda name, rest: f"{name}: {rest}", st.sampled_from(["Ada", "Bo", "Dr. Li"]), st.text(alphabet="ab cd. E", max_size=200)),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_line, min_size=0, max_size=40))
+def test_passages_are_ordered_disjoint_stripped_slices_holding_every_word(lines: list[str]) -> None:
+    text = "\n".join(lines)
+    spans = passages.cut(text)
+    if not passages.is_long(text):
+        assert spans == []
+        return
+    assert spans
+    last = 0
+    for a, b in spans:
+        assert last <= a < b <= len(text)
+        piece = text[a:b]
+        assert piece == piece.strip()
+        assert not text[last:a].strip()  # nothing but space between passages
+        last = b
+    assert not text[last:].strip()
+    assert _words(" ".join(passages.texts(text, spans))) == _words(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="abcdefgh ", min_size=1, max_size=40), min_size=8, max_size=60))
+def test_no_passage_is_longer_than_a_window_unless_one_sentence_is(sentences: list[str]) -> None:
+    text = " ".join(f"{s.strip() or 'x'}.".capitalize() for s in sentences)
+    for piece in passages.texts(text, passages.cut(text)):
+        if len(piece.split()) > passages.MAX_WORDS:
+            assert len(passages.sentences(piece)) == 1
+
+
+def test_an_excerpt_is_the_headline_then_the_chosen_passages_in_order_with_gaps() -> None:
+    spans = passages.cut(TRANSCRIPT)
+    out = passages.excerpt(TRANSCRIPT, spans, [len(spans) - 1, 0], "Ada and Bo talk about Lisbon.")
+    assert out.startswith("Ada and Bo talk about Lisbon. Excerpts: Ada: Hi there")
+    assert out.index("Lisbon last week?") < out.index("bakery now.")
+    assert " … Ada: Nice." in out
+    assert not out.endswith(passages.GAP)  # the last passage is the end of the text
+
+
+def test_an_excerpt_keeps_every_chosen_sentence_verbatim() -> None:
+    spans = passages.cut(TRANSCRIPT)
+    out = passages.excerpt(TRANSCRIPT, spans, [1], "Lisbon.")
+    flat = re.sub(r"\s+", " ", out)
+    assert "We saw the tram 28 and ate pasteis de nata by the river." in flat
+    assert flat.endswith(passages.GAP)
+
+
+def test_an_excerpt_with_nothing_chosen_is_the_headline() -> None:
+    assert passages.excerpt(TRANSCRIPT, passages.cut(TRANSCRIPT), [], "Lisbon.") == "Lisbon."
