@@ -14,6 +14,7 @@ import pytest
 import lodviz
 from lodviz import runtime
 from lodviz.serve.process import _warm_then_settle
+from lodviz.warmup import Warmup
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -124,15 +125,15 @@ def test_wait_warm_returns_once_the_warm_up_thread_has_left_the_process(store_pa
     with lodviz.open(store_path, embedder=embedder) as mem:
         mem.add_many([{"text": f"note {i} about lot {i}.", "agent_id": "ops"} for i in range(20)])
     slow_exit = _slow_exit(100_000)
-    warm_now = lodviz.Memory._warm_now
+    warm_now = Warmup.run
 
-    def warm_then_exit_slowly(self: lodviz.Memory) -> None:
+    def warm_then_exit_slowly(self: Warmup) -> None:
         warm_now(self)
         slow_exit()  # this thread's exit now takes 0.1 s after its Python part ends
 
-    monkeypatch.setattr(lodviz.Memory, "_warm_now", warm_then_exit_slowly)
+    monkeypatch.setattr(Warmup, "run", warm_then_exit_slowly)
     with lodviz.open(store_path, embedder=embedder, warm=True) as mem:
-        thread = mem._warming
+        thread = mem._warmup.thread
         assert thread is not None
         assert mem.wait_warm(timeout=60)
         assert not Path(f"/proc/self/task/{thread.native_id}").exists()
