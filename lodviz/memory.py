@@ -10,10 +10,11 @@ It is a facade: it checks a request, holds the lock (every public method, one
 mechanism: ``_serialised``), and hands the work to the part that does it, each
 handed what it needs and none importing this module: ``writing`` (write),
 ``floors`` (tiers shown, floors, expand), ``profiles``, ``browsing`` (the
-modes), ``conflict_review``, ``forgetting``, ``replay``, ``warmup``,
-``export``, ``models`` (embedder, compressor, token counters), ``scene`` (the
-landscape, explain), ``search`` (the pipeline), ``timeline`` (the store as it
-was), ``golden``, ``credentials``.
+modes), ``conflict_review``, ``forgetting``, ``replay``, ``tuner``,
+``warmup``, ``export``, ``models`` (embedder, compressor, token counters),
+``scene`` (the landscape, explain), ``search`` (the pipeline), ``timeline``
+(the store as it was), ``golden``, ``credentials``; ``arguments`` checks what
+a caller sent.
 
 Visibility: every call may name the agent it acts for. An agent sees its own
 memories and shared ones; asking for anything else answers exactly as for a
@@ -78,6 +79,7 @@ from lodviz.store.base import (
 from lodviz.timeline import Timeline
 from lodviz.times import RowDatetimes, iso
 from lodviz.tokens import TokenCounter
+from lodviz.tuner import Tuner
 from lodviz.warmup import Warmup
 from lodviz.writing import Writer
 
@@ -92,17 +94,9 @@ class Memory:
     """LOD memory over one store. Create with ``lodviz.open(path)``."""
 
     def __init__(
-        self,
-        store: Store,
-        embedder: Embedder | None = None,
-        compressor: Compressor | None = None,
-        *,
-        actor: str = "api",
-        embed_field: str | None = None,
-        tokenizer: str | TokenCounter | None = None,
-        lexical_weight: float = 1.0,
-        budget_policy: str = "readable-first",
-        lock: AbstractContextManager[Any] | None = None,
+        self, store: Store, embedder: Embedder | None = None, compressor: Compressor | None = None, *, actor: str = "api",
+        embed_field: str | None = None, tokenizer: str | TokenCounter | None = None, lexical_weight: float = 1.0,
+        budget_policy: str = "readable-first", lock: AbstractContextManager[Any] | None = None,
     ) -> None:
         # With a lock, every public method holds it (``_serialised``): the app's
         # threads, the MCP workers and the API can then share one Memory.
@@ -117,8 +111,9 @@ class Memory:
             raise InvalidParameters(f"budget_policy must be one of {', '.join(budgeting.POLICIES)}, got {budget_policy!r}.")
         #: What shapes this store's answers beyond an agent's profile; a search passes it down.
         self.settings = AnswerSettings(float(lexical_weight), budget_policy)
-        # The parts, each handed what it needs. What they ask of this memory's public methods is read
-        # at each call (a lambda), as a call from here would: the public methods are the lock's.
+        # The parts, each handed what it needs. A part that uses one of this memory's public methods
+        # gets a lambda that looks the method up at each call, as ``self.method(...)`` here did: a
+        # method replaced on the instance is the one called, and it holds the lock as any call does.
         acting = lambda: self.actor
         get = lambda memory_id, agent_id=None: self.get(memory_id, agent_id=agent_id)
         profile = lambda agent_id: self.profile(agent_id)
@@ -140,6 +135,7 @@ class Memory:
         self._forgetting = Forgetting(store, get, self._pipeline.forget, acting)
         self._replayer = Replayer(self._timeline, self._pipeline, profile, lambda *a, **kw: self.landscape(*a, **kw),
                                   lambda: self.settings, self._now)
+        self._tuner = Tuner(store, lambda agent_id: self.golden(agent_id), profile, lambda query, **kw: self.preview(query, **kw), acting)
         self._export = Export(store, self.embed_field, lambda: self.profiles(), lambda **filters: self.audit(**filters))
         # One warm-up per Memory, whoever asks first (server, app, a caller); it takes the lock step by step.
         self._warmup = Warmup(store, self._holding, self._pipeline.candidates, self._row_times, lambda: self.profile(None),
@@ -196,24 +192,11 @@ class Memory:
         return self._store.snapshot()
 
     def warm(self, *, background: bool = False) -> None:
-        """Load what searches read from memory now, ahead of the first search; once per Memory.
-
-        With ``background`` it happens in a thread and this returns at once: a
-        search that comes first waits only for the part of the load it needs
-        (the store's lock and this memory's are taken step by step), never for
-        the rest. ``wait_warm`` waits for it. A second call (the app's, the
-        server's) finds the first one's work done or under way and does not
-        load again.
-        """
+        """Load what searches read now, ahead of the first search (in a thread: ``background``); once per Memory (``lodviz.warmup``)."""
         self._warmup.start(background)
 
     def wait_warm(self, timeout: float | None = None) -> bool:
-        """Wait for a background ``warm``; True when none is running any more.
-
-        That includes the warm-up thread's own exit, which the OS finishes
-        after Python's ``join`` returns: a search started during it runs
-        slower (``lodviz.runtime.wait_exited``). ``timeout`` bounds both.
-        """
+        """Wait for a background ``warm``, its thread's exit included; True when none is running any more."""
         return self._warmup.wait(timeout)
 
     def set_positions(self, ids: Sequence[int] | np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
@@ -282,26 +265,14 @@ class Memory:
         return self._writer.add(text, fields)
 
     def write(self, text: str, *, actor: str | None = None, **fields: Any) -> tuple[MemoryRecord, bool]:
-        """Store one memory and return it, with whether it was already stored (a duplicate).
-
-        A duplicate writes nothing new, but the call still leaves its trace in
-        the audit log.
-        """
+        """Store one memory and return it, with whether it was already stored (a duplicate: audited all the same)."""
         return self._writer.write(text, actor, fields)
 
     def add_many(
-        self,
-        records: Iterable[MemoryInput | dict[str, Any]],
-        *,
-        batch_size: int = 256,
-        progress: Callable[[int], None] | None = None,
+        self, records: Iterable[MemoryInput | dict[str, Any]], *, batch_size: int = 256, progress: Callable[[int], None] | None = None,
         actor: str | None = None,
     ) -> IngestReport:
-        """Store many memories, one transaction per batch, skipping duplicates.
-
-        Every record is validated before anything is written. Compression and
-        embedding are paid only for records whose content hash is new.
-        """
+        """Store many memories, one transaction per batch, skipping duplicates; all validated before any is written."""
         return self._writer.add_many(records, batch_size=batch_size, progress=progress, actor=actor)
 
     # -- profiles (lodviz.profiles) -----------------------------------------------------
@@ -322,22 +293,18 @@ class Memory:
     # -- scoring the whole store -------------------------------------------------
 
     def landscape(
-        self,
-        query: str | None = None,
-        *,
-        agent_id: str | None = None,
-        params: Params | None = None,
-        now: datetime | str | None = None,
-        exclude: Sequence[str] = (),
-        exclude_weight: float = 1.0,
-        as_of: history.Moment | datetime | str | None = None,
+        self, query: str | None = None, *, agent_id: str | None = None, params: Params | None = None, now: datetime | str | None = None,
+        exclude: Sequence[str] = (), exclude_weight: float = 1.0, as_of: history.Moment | datetime | str | None = None,
         settings: AnswerSettings | None = None,
     ) -> Landscape:
         """Score every memory the agent may see, without touching any.
 
         This is the visualiser's view: the tiers a search with these settings
-        would give, for the whole store at once (``lodviz.scene``). ``as_of``
-        shows the store as it was at a past moment (a time, or a
+        would give, for the whole store at once. With no query, S is 0 and the
+        tiers follow recency alone. S of a query's k candidates carries their
+        lexical evidence, as in a search; beyond them S is the cosine alone.
+
+        ``as_of`` shows the store as it was at a past moment (a time, or a
         ``history.Moment``): only the memories that existed then, with their
         usage and floors of then, rebuilt from the audit log. ``now`` defaults
         to that moment.
@@ -366,15 +333,8 @@ class Memory:
         return self._timeline.event(event_id)
 
     def compare(
-        self,
-        before: Params,
-        after: Params,
-        query: str | None = None,
-        *,
-        agent_id: str | None = None,
-        now: datetime | str | None = None,
-        exclude: Sequence[str] = (),
-        as_of: history.Moment | datetime | str | None = None,
+        self, before: Params, after: Params, query: str | None = None, *, agent_id: str | None = None,
+        now: datetime | str | None = None, exclude: Sequence[str] = (), as_of: history.Moment | datetime | str | None = None,
     ) -> TierChanges:
         """The memories a move from settings ``before`` to ``after`` changes the tier of (up, down, in, out).
 
@@ -390,10 +350,7 @@ class Memory:
         return self._replayer.past_search(event_id)
 
     def replay(self, event_id: int) -> history.Replay:
-        """A past search as its agent saw it: the store as it was just before it, the same question again.
-
-        ``Replay.agrees`` says whether the answer rebuilt is the one the audit log recorded.
-        """
+        """A past search as its agent saw it: the store as it was just before it, the same question again (``lodviz.replay``)."""
         return self._replayer.replay(event_id)
 
     def record_view(self, land: Landscape, *, agent_id: str | None = None, actor: str | None = None) -> None:
@@ -403,25 +360,11 @@ class Memory:
     # -- search -------------------------------------------------------------------
 
     def search(
-        self,
-        query: str,
-        *,
-        agent_id: str | None = None,
-        alpha: float | None = None,
-        lam: float | None = None,
-        theta1: float | None = None,
-        theta2: float | None = None,
-        theta3: float | None = None,
-        k: int | None = None,
-        params: Params | None = None,
-        now: datetime | str | None = None,
-        exclude: Sequence[str] | None = None,
-        exclude_weight: float = 1.0,
-        budget_tokens: int | None = None,
-        touch: bool = True,
-        actor: str | None = None,
-        record: bool = True,
-        as_of: history.Moment | datetime | str | None = None,
+        self, query: str, *, agent_id: str | None = None, alpha: float | None = None, lam: float | None = None,
+        theta1: float | None = None, theta2: float | None = None, theta3: float | None = None, k: int | None = None,
+        params: Params | None = None, now: datetime | str | None = None, exclude: Sequence[str] | None = None,
+        exclude_weight: float = 1.0, budget_tokens: int | None = None, touch: bool = True, actor: str | None = None,
+        record: bool = True, as_of: history.Moment | datetime | str | None = None,
     ) -> Result:
         """The LOD landscape for ``query``: the k nearest memories, each at its tier.
 
@@ -457,12 +400,7 @@ class Memory:
         )
 
     def preview(
-        self,
-        query: str,
-        *,
-        agent_id: str | None = None,
-        params: Params | None = None,
-        now: datetime | str | None = None,
+        self, query: str, *, agent_id: str | None = None, params: Params | None = None, now: datetime | str | None = None,
         budget_tokens: int | None = None,
     ) -> Result:
         """What ``search`` would return, leaving no trace: no retrieval counted, no audit line.
@@ -475,23 +413,14 @@ class Memory:
     # -- conflicts and forgetting (lodviz.conflict_review, lodviz.forgetting) ---------------
 
     def conflicts(
-        self,
-        memory_id: MemoryId | None = None,
-        *,
-        status: Sequence[str] | None = ("open",),
-        agent_id: str | None = None,
+        self, memory_id: MemoryId | None = None, *, status: Sequence[str] | None = ("open",), agent_id: str | None = None,
         limit: int | None = None,
     ) -> list[Conflict]:
         """Conflict candidates (of one memory, or all), newest first; an agent sees those between memories it can see."""
         return self._conflicts.of(memory_id, status, agent_id, limit)
 
     def resolve_conflict(
-        self,
-        memory_id: MemoryId,
-        other_id: MemoryId,
-        *,
-        superseded: MemoryId | None = None,
-        reason: str | None = None,
+        self, memory_id: MemoryId, other_id: MemoryId, *, superseded: MemoryId | None = None, reason: str | None = None,
         actor: str | None = None,
     ) -> Conflict:
         """An auditor's decision on a conflict: both stand (``superseded`` None), or one is superseded by the other.
@@ -526,43 +455,14 @@ class Memory:
         return self._golden.import_file(path, actor or self.actor)
 
     def tune(
-        self,
-        agent_id: str | None = None,
-        *,
-        budget_tokens: int = 2000,
-        alphas: Sequence[float] | None = None,
-        lambdas: Sequence[float] | None = None,
-        actor: str | None = None,
+        self, agent_id: str | None = None, *, budget_tokens: int = 2000, alphas: Sequence[float] | None = None,
+        lambdas: Sequence[float] | None = None, actor: str | None = None,
     ) -> tuning.Sweep:
-        """Sweep alpha and lambda over the agent's golden queries (``lodviz.tuning``); one audit line.
+        """Sweep alpha and lambda over the agent's golden queries (``lodviz.tuner``); one audit line.
 
         Raises ``InvalidInput`` when there are no golden queries to measure against.
         """
-        golden = self.golden(agent_id)
-        if not golden:
-            who = f"agent {agent_id!r}" if agent_id else "this store"
-            raise InvalidInput(
-                f"{who} has no golden queries to tune against; add some with `lodviz golden import FILE` "
-                "(a JSON Lines file of queries and the memories they need)."
-            )
-        base = self.profile(agent_id)
-        result = tuning.sweep(
-            self.preview, golden, agent_id=agent_id, base=base, budget=budget_tokens,
-            alphas=alphas or tuning.ALPHAS, lambdas=lambdas or tuning.LAMBDAS,
-        )
-        best = result.suggest()
-        current = tuning.evaluate(self.preview, golden, base, budget_tokens, agent_id)
-        self._store.record(
-            AuditEvent(
-                action="tune",
-                actor=actor or self.actor,
-                agent_id=agent_id,
-                details={"budget_tokens": budget_tokens, "queries": len(golden), "settings": len(result.rows),
-                         "current": {"alpha": base.alpha, "lam": base.lam, **current}, "suggested": best},
-            )
-        )
-        result.current = current
-        return result
+        return self._tuner.tune(agent_id, budget_tokens, alphas, lambdas, actor)
 
     # -- one memory ---------------------------------------------------------------
 
@@ -614,16 +514,8 @@ class Memory:
         return self._floors.expand(memory_id, agent_id, now, actor)
 
     def promote(
-        self,
-        memory_id: MemoryId,
-        *,
-        reason: str | None = None,
-        agent_id: str | None = None,
-        actor: str | None = None,
-        to: Tier | str | int | None = None,
-        query: str | None = None,
-        params: Params | None = None,
-        now: datetime | str | None = None,
+        self, memory_id: MemoryId, *, reason: str | None = None, agent_id: str | None = None, actor: str | None = None,
+        to: Tier | str | int | None = None, query: str | None = None, params: Params | None = None, now: datetime | str | None = None,
     ) -> Tier:
         """Force a memory up a tier for good; returns its new tier floor.
 
@@ -637,59 +529,30 @@ class Memory:
         ).after
 
     def demote(
-        self,
-        memory_id: MemoryId,
-        *,
-        reason: str | None = None,
-        agent_id: str | None = None,
-        actor: str | None = None,
+        self, memory_id: MemoryId, *, reason: str | None = None, agent_id: str | None = None, actor: str | None = None,
         to: Tier | str | int | None = None,
     ) -> Tier:
-        """Lower the memory's tier floor by one tier (or to ``to``); returns the new floor.
-
-        A floor only ever lifts a memory: once it is below the tier the score
-        gives, the memory comes back where its score puts it.
-        """
+        """Lower the memory's tier floor by one tier (or to ``to``); returns the new floor."""
         return self.move_floor(memory_id, -1, to=to, reason=reason, agent_id=agent_id, actor=actor).after
 
     def current_tier(
-        self,
-        memory_id: MemoryId,
-        *,
-        agent_id: str | None = None,
-        query: str | None = None,
-        params: Params | None = None,
+        self, memory_id: MemoryId, *, agent_id: str | None = None, query: str | None = None, params: Params | None = None,
         now: datetime | str | None = None,
     ) -> Tier:
         """The tier at which this agent was shown a memory, or at which it comes back now (``Floors.current_tier``)."""
         return self._floors.current_tier(memory_id, agent_id, query, params, now)
 
     def move_floor(
-        self,
-        memory_id: MemoryId,
-        step: int,
-        *,
-        to: Tier | str | int | None = None,
-        reason: str | None = None,
-        agent_id: str | None = None,
-        actor: str | None = None,
-        query: str | None = None,
-        params: Params | None = None,
+        self, memory_id: MemoryId, step: int, *, to: Tier | str | int | None = None, reason: str | None = None,
+        agent_id: str | None = None, actor: str | None = None, query: str | None = None, params: Params | None = None,
         now: datetime | str | None = None,
     ) -> FloorChange:
         """Promote (``step`` +1) or demote (-1) one memory's tier floor, audited; the one floor rule."""
         return self._floors.move(memory_id, step, to=to, reason=reason, agent_id=agent_id, actor=actor, query=query, params=params, now=now)
 
     def explain(
-        self,
-        memory_id: MemoryId,
-        query: str | None = None,
-        *,
-        agent_id: str | None = None,
-        params: Params | None = None,
-        now: datetime | str | None = None,
-        exclude: Sequence[str] = (),
-        exclude_weight: float = 1.0,
+        self, memory_id: MemoryId, query: str | None = None, *, agent_id: str | None = None, params: Params | None = None,
+        now: datetime | str | None = None, exclude: Sequence[str] = (), exclude_weight: float = 1.0,
         as_of: history.Moment | datetime | str | None = None,
     ) -> scoring.Placement:
         """Why this memory sits at its tier for this query and these settings (at a past moment: ``as_of``)."""
@@ -702,57 +565,25 @@ class Memory:
     # -- non-semantic modes (lodviz.browsing) ------------------------------------------
 
     def recent(
-        self,
-        since: datetime | str,
-        until: datetime | str | None = None,
-        *,
-        agent_id: str | None = None,
-        limit: int | None = None,
-        budget_tokens: int | None = None,
-        now: datetime | str | None = None,
-        touch: bool = True,
-        record: bool = True,
+        self, since: datetime | str, until: datetime | str | None = None, *, agent_id: str | None = None, limit: int | None = None,
+        budget_tokens: int | None = None, now: datetime | str | None = None, touch: bool = True, record: bool = True,
         actor: str | None = None,
     ) -> Result:
-        """Everything created in [since, until], tiered by retrieval frequency alone.
-
-        Frequently used memories in the window come back FULL, untouched ones
-        as headlines: the LOD shape without a semantic query. Newest first.
-        """
+        """Everything created in [since, until], newest first, tiered by retrieval frequency alone (no query)."""
         return self._browsing.recent(since, until, agent_id, limit, now, budget_tokens, touch, record, actor)
 
     def unseen(
-        self,
-        *,
-        agent_id: str | None = None,
-        limit: int = 50,
-        budget_tokens: int | None = None,
-        now: datetime | str | None = None,
-        touch: bool = True,
-        record: bool = True,
-        actor: str | None = None,
+        self, *, agent_id: str | None = None, limit: int = 50, budget_tokens: int | None = None, now: datetime | str | None = None,
+        touch: bool = True, record: bool = True, actor: str | None = None,
     ) -> Result:
         """Memories never retrieved (r = 0), newest first, tiered by recency (L = D)."""
         return self._browsing.unseen(agent_id, limit, now, budget_tokens, touch, record, actor)
 
     def sample(
-        self,
-        n: int = 10,
-        *,
-        agent_id: str | None = None,
-        seed: int | None = None,
-        budget_tokens: int | None = None,
-        now: datetime | str | None = None,
-        touch: bool = True,
-        record: bool = True,
-        actor: str | None = None,
+        self, n: int = 10, *, agent_id: str | None = None, seed: int | None = None, budget_tokens: int | None = None,
+        now: datetime | str | None = None, touch: bool = True, record: bool = True, actor: str | None = None,
     ) -> Result:
-        """``n`` memories drawn at random, weighted towards the lowest D.
-
-        The chance of a memory is proportional to 1 - D (plus a small floor so
-        nothing is impossible): the system resurfaces what it has been
-        ignoring. Drawn memories come back as summaries, so they count as used.
-        """
+        """``n`` memories drawn at random, weighted towards the lowest D; they come back as summaries, so count as used."""
         return self._browsing.sample(n, agent_id, seed, now, budget_tokens, touch, record, actor)
 
     # -- audit and facts --------------------------------------------------------------
