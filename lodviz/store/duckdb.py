@@ -4,10 +4,17 @@ The store owns its connection. Schema changes are small numbered functions in
 ``MIGRATIONS``, applied in order when a file is opened and recorded in the
 ``_migrations`` table, so an old file is brought forward on open.
 
+What is DuckDB's own is here: Arrow loads (the first load of the mirror, a
+batch's inserts, the journal's rows), the files a store makes kept private,
+its errors mapped to ``StoreError`` in one place (``_store_error``), and the
+caches an only writer may keep. The SQL both backends share is
+``lodviz.store.sql``'s; searches' writes go through the journal, applied by
+``lodviz.store.applier``.
+
 Searches read embeddings from an in-process copy of the numeric columns and
 the unit-normalised embedding matrix, loaded once and kept in step with every
 write this store makes; the first search adds the headlines, summaries and
-sources (``_ShortTexts``). Full texts are read from the file. A search's
+sources (``lodviz.store.texts``). Full texts are read from the file. A search's
 retrievals are appended to a log (``retrievals``) that is folded into
 ``usage`` on open and when it grows long. That is sound because DuckDB lets one process write a
 file: nobody else can change it under us. All access goes through one lock, so
@@ -16,17 +23,15 @@ the app's and the MCP server's threads can share a store.
 
 from __future__ import annotations
 
-import json
+import functools
 import logging
 import os
 import re
 import threading
-import time
 import uuid
-import weakref
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from contextlib import AbstractContextManager, contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +39,9 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from lodviz.access import current_face
 from lodviz.errors import StoreError
-from lodviz.lexical import TermIndex
 from lodviz.matrix import UnitRows, parse_kind
+from lodviz.store.applier import Applier
 from lodviz.store.base import (
     TABLE_ORDER,
     TABLES,
@@ -49,10 +53,10 @@ from lodviz.store.base import (
     dumps,
     portable_row,
 )
-from lodviz.store.journal import BATCH, SYNC_AT, Entry, Journal
+from lodviz.store.journal import Entry, journal_file
 from lodviz.store.migrations import Migrations, Target
-from lodviz.store.mirror import Mirror
 from lodviz.store.sql import FORGET_CONFLICTS, FORGOTTEN, RECORD_COLUMNS, SQLStore, record, utcnow
+from lodviz.store.texts import ShortTexts, TextMirror
 from lodviz.times import utc
 
 log = logging.getLogger("lodviz.store")
@@ -61,13 +65,6 @@ log = logging.getLogger("lodviz.store")
 #: checkpoints the content-hash index in memory, and at 1 GB that failed (a fatal DuckDB error) past
 #: 6.5M memories; what a load reads is cached up to it (~1.8 GiB at 1M memories, 80% of RAM by default).
 COMPACT_DUCKDB_MEMORY = "4GB"
-#: The journal's applier thread runs this much nicer than the searches (0-19).
-APPLIER_NICENESS = 10
-#: It applies a batch once no search has written for this many seconds: an agent's
-#: searches come between its turns, and the upkeep then takes no search's CPU ...
-APPLY_WHEN_IDLE = 0.05
-#: ... or at once when this many entries are pending (searches that do not pause).
-APPLY_AT_MOST = 4 * BATCH
 
 #: The moment, as DuckDB's ``TIMESTAMP`` columns hold it: naive UTC (whatever the session's time zone).
 NOW = "make_timestamp(epoch_us(current_timestamp))"
@@ -363,7 +360,7 @@ def _private_files(mask: int) -> Iterator[None]:
     DuckDB makes the store file on connect, its write-ahead log (``<store>.wal``)
     at the first commit after each checkpoint, and spill files in ``<store>.tmp``
     when a query outgrows memory, all with the process's umask; so every
-    statement runs with ``mask`` added to it (``DuckDBStore._driver``). The umask
+    statement runs with ``mask`` added to it (``_driving``). The umask
     belongs to the process: while windows of several threads overlap, each adds
     its mask, and the last to leave restores what was there before.
     """
@@ -413,12 +410,42 @@ def _store_error(path: str, exc: BaseException) -> StoreError:
     return StoreError(f"{path}: {reason}")
 
 
-def _insert_arrow(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
-    con.register("_journalled", rows)
+def _connect(path: str, read_only: bool, mode: int, compact: bool) -> duckdb.DuckDBPyConnection:
+    """A connection to the store at ``path``, the files DuckDB makes as private as ``mode`` (side files a process
+    left more open narrowed to it); a file another process holds, or not a store, is refused in one sentence."""
+    if path != ":memory:":
+        for side in (path + ".wal", journal_file(path)):
+            _narrow(side, mode)  # left by a process before this rule
     try:
-        _run(con, f"INSERT INTO {table} ({', '.join(rows.column_names)}) SELECT * FROM _journalled")
+        with _private_files(_umask_for(mode)):
+            con = duckdb.connect(path, read_only=read_only)
+        # DuckDB's own progress bar would print over the CLI's output and the app's logs.
+        con.execute("SET enable_progress_bar = false").fetchall()
+        if compact:
+            # A compact matrix is chosen to save memory; DuckDB's buffer
+            # manager would otherwise keep the blocks the first load read
+            # (1.8 GiB at 1M memories, up to 80% of RAM by default).
+            con.execute(f"SET memory_limit = '{COMPACT_DUCKDB_MEMORY}'").fetchall()
+    except duckdb.IOException as exc:
+        raise StoreError(_lock_message(path, exc)) from None
+    except duckdb.Error as exc:
+        raise StoreError(f"cannot open {path} as a lodviz store: {exc}") from None
+    return con
+
+
+@contextmanager
+def _registered(con: duckdb.DuckDBPyConnection, name: str, table: pa.Table) -> Iterator[None]:
+    """``table`` readable as ``name`` in ``con``'s statements inside the block: an Arrow load."""
+    con.register(name, table)
+    try:
+        yield
     finally:
-        con.unregister("_journalled")
+        con.unregister(name)
+
+
+def _insert_arrow(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
+    with _registered(con, "_journalled", rows):
+        _run(con, f"INSERT INTO {table} ({', '.join(rows.column_names)}) SELECT * FROM _journalled")
 
 
 def _roll_back(con: duckdb.DuckDBPyConnection) -> None:
@@ -429,48 +456,60 @@ def _roll_back(con: duckdb.DuckDBPyConnection) -> None:
         pass
 
 
-def _lower_this_threads_priority() -> None:
-    """Nice the calling thread (Linux: a thread's own priority), so upkeep yields the CPU to searches."""
+@contextmanager
+def _driving(path: str, mask: int) -> Iterator[None]:
+    """Where a store meets DuckDB: every statement runs inside.
+
+    The files DuckDB makes meanwhile (the ``.wal`` at a commit, spill files)
+    get none of the permission bits in ``mask`` (``_private_files``), and
+    DuckDB's errors become one ``StoreError`` sentence (``_store_error``), as
+    psycopg's do in the PostgreSQL store's ``_run``.
+    """
+    with _private_files(mask):
+        try:
+            yield
+        except duckdb.Error as exc:
+            raise _store_error(path, exc) from None
+
+
+def write_entries(con: duckdb.DuckDBPyConnection, entries: list[Entry]) -> None:
+    """Journalled ``entries``' rows (retrievals, audit lines) and the last sequence applied, in one transaction on ``con``."""
+    ids = [i for e in entries for i in e.ids]
+    audits = [e.audit for e in entries if e.audit]
+    _run(con, "BEGIN TRANSACTION")
     try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), APPLIER_NICENESS)
-    except (AttributeError, OSError):  # not Linux, or not allowed: run at the usual priority
-        pass
-
-
-def _applier_loop(store_ref: weakref.ref[DuckDBStore], wanted: threading.Event) -> None:
-    """The journal's applier thread (``DuckDBStore._apply_in_background``): one apply per wake-up, once idle."""
-    _lower_this_threads_priority()
-    while True:
-        wanted.wait()
-        wanted.clear()
-        while True:  # until the searches pause, or the journal is long
-            store = store_ref()
-            if store is None or store._closing:
-                return
-            wait = store._apply_wait()
-            del store
-            if wait <= 0:
-                break
-            time.sleep(wait)
-        store = store_ref()
-        if store is None or store._closing:
-            return
-        store._apply_pending_once()
-        del store
+        if ids:
+            # Explicit sequence numbers, in journal order: of a memory's
+            # retrievals, the last one logged sets last_retrieved_at.
+            top = int(_run(con, "SELECT max(nextval('retrieval_order')) FROM range(?)", [len(ids)])[0][0])
+            at = np.concatenate([np.full(len(e.ids), e.retrieved_us or 0, dtype=np.int64) for e in entries if e.ids])
+            _insert_arrow(con, "retrievals", pa.table({
+                "memory_id": pa.array(ids, pa.int64()),
+                "retrieved_at": pa.array(at, pa.timestamp("us")),
+                "seq": pa.array(np.arange(top - len(ids) + 1, top + 1, dtype=np.int64)),
+            }))
+        if audits:
+            top = int(_run(con, "SELECT max(nextval('audit_id')) FROM range(?)", [len(audits)])[0][0])
+            _insert_arrow(con, "audit", pa.table({
+                "id": pa.array(np.arange(top - len(audits) + 1, top + 1, dtype=np.int64)),
+                "occurred_at": pa.array([a["occurred_us"] for a in audits], pa.timestamp("us")),
+                "action": pa.array([a["action"] for a in audits], pa.string()),
+                "actor": pa.array([a["actor"] for a in audits], pa.string()),
+                "agent_id": pa.array([a["agent_id"] for a in audits], pa.string()),
+                "memory_id": pa.array([a["memory_id"] for a in audits], pa.int64()),
+                "query": pa.array([a["query"] for a in audits], pa.string()),
+                "details": pa.array([a["details"] for a in audits], pa.string()),
+            }))
+        _run(con, "INSERT OR REPLACE INTO meta VALUES ('journal_applied', ?)", [str(entries[-1].seq)])
+        _run(con, "COMMIT")
+    except BaseException:
+        _roll_back(con)
+        raise
 
 
 def _naive(value: datetime | None) -> datetime | None:
     """DuckDB TIMESTAMP holds naive UTC."""
     return None if value is None else utc(value).replace(tzinfo=None)
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_EPOCH_NAIVE = datetime(1970, 1, 1)
-
-
-def _epoch_us(value: datetime) -> int:
-    """Microseconds since the epoch, exactly (a float timestamp would round)."""
-    return (utc(value) - _EPOCH) // timedelta(microseconds=1)
 
 
 _STATE_SQL = """
@@ -485,128 +524,21 @@ _STATE_SQL = """
 # No ORDER BY: sorting a million rows with their embeddings costs seconds and
 # gigabytes; ``_state_from_batches`` puts each batch's rows in id order itself.
 
-class _Cache(Mirror):
-    """The mirror (``lodviz.store.mirror``), with the texts and terms the searches read from memory."""
-
-    def __init__(self, state: Columns, matrix: UnitRows) -> None:
-        super().__init__(state, matrix)
-        self.short_texts: _ShortTexts | None = None  # loaded by the first search
-        # Every summary's BM25 terms (``lexical.TermIndex``): built by ``warm``, then extended as rows arrive.
-        self.terms: TermIndex | None = None
-
-
-class _ShortTexts:
-    """Headline, summary and source of every memory, in the cache's row order (and the full text in a small store).
-
-    A search shows most results as headlines or summaries, scattered over the
-    whole file; DuckDB reads them by decompressing a block of 2048 rows per
-    hit (~5-7 ms per column for 1000 hits at 1M rows); from memory they take
-    well under a millisecond. Full texts, the long ones, stay on disk unless
-    all of them together are under ``FULL_TEXTS_IN_MEMORY`` characters: then
-    reading the FULL results from the file (~3-4 ms at 100k memories) would be
-    most of a search's own cost. Chunks appended by inserts are merged now and then.
-
-    Up to ``objects`` memories the texts are kept as Python strings (numpy
-    object arrays): a search then hands out the strings it holds, where Arrow
-    would make 2,000-3,000 new ones, each a cache miss after the scan has
-    flushed the CPU's caches (at 100k memories ~0.5 ms against ~1.2 ms). A
-    Python string costs ~50 bytes more than Arrow's ~250 per memory, so a
-    bigger store keeps Arrow's.
-    """
-
-    COLUMNS: tuple[str, ...] = ("headline", "summary", "source")
-    _MERGE_AT = 16
-
-    def __init__(self, table: pa.Table, full: bool = False, objects: bool = False) -> None:
-        self.full = full
-        self.objects = objects
-        if full:
-            self.COLUMNS = (*type(self).COLUMNS, "text")
-        self._chunks: list[dict[str, pa.Array | np.ndarray]] = []
-        self._starts: list[int] = []
-        self.n = 0
-        self.extend(table)
-
-    def _chunk(self, table: pa.Table) -> dict[str, pa.Array | np.ndarray]:
-        schema = pa.schema([(name, pa.large_string()) for name in self.COLUMNS])
-        table = table.select(list(self.COLUMNS)).cast(schema).combine_chunks()
-        if self.objects:
-            return {name: table.column(name).to_numpy(zero_copy_only=False) for name in self.COLUMNS}
-        return {name: table.column(name).chunk(0) if len(table) else pa.array([], pa.large_string()) for name in self.COLUMNS}
-
-    def extend(self, table: pa.Table) -> None:
-        if not len(table):
-            return
-        self._chunks.append(self._chunk(table))
-        self._starts.append(self.n)
-        self.n += len(table)
-        if len(self._chunks) > self._MERGE_AT:
-            # Merge the small chunks inserts added, not the big first one, unless
-            # they have outgrown it: copying everything on every 17th insert
-            # would cost ~170 ms and twice the memory at 1M memories.
-            first = len(self._chunks[0]["source"])
-            keep = 0 if self.n - first > first else 1
-            parts = self._chunks[keep:]
-            merged = {
-                name: np.concatenate([p[name] for p in parts]) if self.objects
-                else pa.concat_arrays([p[name] for p in parts])
-                for name in self.COLUMNS
-            }
-            self._chunks = self._chunks[:keep] + [merged]
-            self._starts = self._starts[:keep] + [self._starts[keep]]
-
-    @staticmethod
-    def _take(values: pa.Array | np.ndarray, rows: np.ndarray) -> list[str | None]:
-        if isinstance(values, np.ndarray):
-            return values[rows].tolist()
-        return values.take(pa.array(rows)).to_pylist()
-
-    def take_by(self, rows: np.ndarray, keys: np.ndarray, columns: dict[int, str]) -> list[str | None]:
-        """For each of ``rows``, the column that its key names in ``columns`` (None for a key not there)."""
-        if self.objects and len(self._chunks) == 1:  # one gather per column into one array
-            chunk = self._chunks[0]
-            out = np.full(len(rows), None, dtype=object)
-            for key, column in columns.items():
-                positions = np.flatnonzero(keys == key)
-                if len(positions):
-                    out[positions] = chunk[column][rows[positions]]
-            return out.tolist()
-        texts: list[str | None] = [None] * len(rows)
-        for key, column in columns.items():
-            positions = np.flatnonzero(keys == key)
-            if len(positions):
-                for position, text in zip(positions.tolist(), self.take(rows[positions], column)):
-                    texts[position] = text
-        return texts
-
-    def take(self, rows: np.ndarray, column: str) -> list[str | None]:
-        """``column`` at cache rows ``rows``, in their order."""
-        rows = np.asarray(rows, dtype=np.int64)
-        if len(self._chunks) == 1:
-            return self._take(self._chunks[0][column], rows)
-        out: list[str | None] = [None] * len(rows)
-        which = np.searchsorted(np.asarray(self._starts), rows, side="right") - 1
-        for chunk in np.unique(which).tolist():
-            positions = np.flatnonzero(which == chunk)
-            local = rows[positions] - self._starts[chunk]
-            for position, value in zip(positions.tolist(), self._take(self._chunks[chunk][column], local)):
-                out[position] = value
-        return out
-
 
 class DuckDBStore(SQLStore):
     """A store in one DuckDB file (or ``:memory:``)."""
 
     NOW = NOW
+    MIGRATIONS = MIGRATIONS
 
     #: Retrievals logged since the last fold that make the next touch fold them.
     FOLD_AT = 500_000
     #: Full texts are held in memory with the short ones while all of them
     #: together are at most this many characters (~1.2M memories of this
     #: benchmark's texts, ~0.4 GiB); with a compact matrix, which is chosen to
-    #: save memory, at most ``FULL_TEXTS_IN_MEMORY_COMPACT``: see ``_ShortTexts``.
+    #: save memory, at most ``FULL_TEXTS_IN_MEMORY_COMPACT``: see ``texts.ShortTexts``.
     FULL_TEXTS_IN_MEMORY = 400_000_000
-    #: Up to this many memories the texts in memory are Python strings (see ``_ShortTexts``).
+    #: Up to this many memories the texts in memory are Python strings (see ``texts.ShortTexts``).
     TEXTS_AS_OBJECTS = 2_000_000
     FULL_TEXTS_IN_MEMORY_COMPACT = 64_000_000
 
@@ -631,34 +563,10 @@ class DuckDBStore(SQLStore):
         # The files this store makes are as private as the store file (a new one: PRIVATE).
         self._mode = PRIVATE if self.path == ":memory:" else _side_file_mode(self.path)
         self._mask = _umask_for(self._mode)
-        if self.path != ":memory:":
-            for side in (self.path + ".wal", self._journal_path()):
-                _narrow(side, self._mode)  # left by a process before this rule
-        try:
-            # DuckDB's own progress bar would print over the CLI's output and the app's logs.
-            with _private_files(self._mask):
-                self._con = duckdb.connect(self.path, read_only=read_only)
-            self._con.execute("SET enable_progress_bar = false").fetchall()
-            if self.matrix != "float32":
-                # A compact matrix is chosen to save memory; DuckDB's buffer
-                # manager would otherwise keep the blocks the first load read
-                # (1.8 GiB at 1M memories, up to 80% of RAM by default).
-                self._con.execute(f"SET memory_limit = '{COMPACT_DUCKDB_MEMORY}'").fetchall()
-        except duckdb.IOException as exc:
-            raise StoreError(_lock_message(self.path, exc)) from None
-        except duckdb.Error as exc:
-            raise StoreError(f"cannot open {self.path} as a lodviz store: {exc}") from None
+        self._con = _connect(self.path, read_only, self._mode, compact=self.matrix != "float32")
         self._lock = threading.RLock()
         self._depth = 0  # how deep in atomic() blocks this connection is
-        # The journal's applier thread (``_apply_in_background``) and what it shares with the caller.
-        self._applier: threading.Thread | None = None
-        self._apply_con: duckdb.DuckDBPyConnection | None = None
-        self._apply_wanted = threading.Event()
-        self._applier_done = threading.Condition(self._lock)
-        self._applying = False
-        self._closing = False
-        self._last_journalled = 0.0  # time.monotonic() of the last line journalled
-        self._cache: _Cache | None = None
+        self._cache: TextMirror | None = None
         self._version = 0  # see ``version``: grows with every change to the cached columns' ages and counts
         self._meta: dict[str, str] | None = None
         self._profiles: dict[str, dict[str, Any]] | None = None
@@ -668,18 +576,19 @@ class DuckDBStore(SQLStore):
         # 100k memories); only this connection writes the file, so the answer
         # is kept and dropped whenever the conflicts table changes.
         self._in_conflicts: np.ndarray | None = None
-        # Searches' writes go through the journal (``lodviz.store.journal``) in a file store.
-        self._journal: Journal | None = None
-        # A read-only open's view of what the journal holds and the tables do not yet (``journal="read"``).
-        self._unapplied: list[Entry] = []
+        # Searches' writes go through the journal (``lodviz.store.journal``) in a file store; this applies it.
+        self._applier = Applier(
+            self.path, self._con, self._lock, write=write_entries, driver=functools.partial(_driving, self.path, self._mask),
+            error=functools.partial(_store_error, self.path), applied=self._entries_applied,
+        )
         try:
             with _private_files(self._mask):
                 if read_only:
                     self._check_schema()
-                    self._check_journal(read=journal == "read")
+                    self._applier.check(self.meta, read=journal == "read")
                 else:
                     apply_migrations(self._con)
-                    self._open_journal()
+                    self._applier.open(self.meta, self._mode)
                     self.fold_retrievals()
         except (duckdb.Error, OSError) as exc:
             self._con.close()
@@ -690,254 +599,41 @@ class DuckDBStore(SQLStore):
             self._con.close()
             raise
 
-    # -- the journal of searches' writes ---------------------------------------------
-
-    def _journal_path(self) -> str:
-        return self.path + ".journal"
-
-    def _open_journal(self) -> None:
-        """Apply what a crashed process left in the journal, and journal from now on."""
-        if self.path == ":memory:":
-            return
-        meta = self.meta()
-        # The store's id is made by its first journalled write, not here: an
-        # open must leave a new store empty (``lodviz migrate`` copies into one).
-        store_id = meta.get("store_id", "")
-        applied = int(meta.get("journal_applied", "0") or 0)
-        left = Journal.read(self._journal_path(), store_id, applied) if store_id else []
-        self._journal = Journal(self._journal_path(), store_id, self._mode)
-        self._journal.resume(left, applied)
-        if left:
-            log.info("%s: applying %d journalled writes the last process left", self.path, len(left))
-            self._apply_journal()
-        elif os.path.getsize(self._journal_path()):
-            self._journal.clear()  # applied already; the process died before emptying it
-
-    def _check_journal(self, read: bool = False) -> None:
-        """A read-only open cannot apply a journal: refuse rather than show a past the log does not match,
-        or (``read``) keep its entries, to show them as the store's writes still to come (``_unapplied``).
-
-        They are writes the store acknowledged (a search returned after its line was
-        flushed); a process killed before it applied them leaves them there, and
-        the next writable open applies them as they are. Reading them makes a
-        read-only open see the store as that open will leave it, which is what
-        ``lodviz audit verify`` must check right after a crash.
-        """
-        if self.path == ":memory:":
-            return
-        meta = self.meta()
-        left = Journal.read(self._journal_path(), meta.get("store_id", ""), int(meta.get("journal_applied", "0") or 0))
-        if left and read:
-            self._unapplied = left
-            log.info("%s: %d journalled writes not yet applied are read with the tables", self.path, len(left))
-        elif left:
-            raise StoreError(self._unapplied_message(len(left)))
-
-    def _unapplied_message(self, n: int) -> str:
-        return (
-            f"{self.path} has {n} journalled writes the last process did not apply "
-            "(it did not close the store); open it once without read-only to apply them."
-        )
+    # -- the journal of searches' writes (``lodviz.store.applier``) ----------------------
 
     def _name_for_journal(self) -> None:
         """The first journalled write names the store (a copy keeps its source's name): a write to the file."""
-        if self._journal is not None and not self._journal.store_id:
-            self._journal.store_id = self.meta().get("store_id") or uuid.uuid4().hex
-            self.set_meta({"store_id": self._journal.store_id})
+        journal = self._applier.journal
+        if journal is not None and not journal.store_id:
+            journal.store_id = self.meta().get("store_id") or uuid.uuid4().hex
+            self.set_meta({"store_id": journal.store_id})
 
     def _journal_write(self, ids: list[int], now: datetime | None, audit: AuditEvent | None) -> bool:
         """Journal a search's writes if this store journals and no transaction is open; False otherwise."""
-        if self._journal is None or self._depth:
+        if self._applier.journal is None or self._depth:
             return False
         self._name_for_journal()
-        row: dict[str, Any] = {}
-        if audit is not None:
-            audit.details.setdefault("face", current_face())
-            row = {
-                "occurred_us": _epoch_us(audit.at or utcnow()),
-                "action": audit.action,
-                "actor": audit.actor,
-                "agent_id": audit.agent_id,
-                "memory_id": audit.memory_id,
-                "query": audit.query,
-                "details": dumps(audit.details),
-            }
-        try:
-            self._journal.append(ids, _epoch_us(now) if ids and now is not None else None, row)
-        except OSError as exc:  # a full disk: not acknowledged, and not in the journal either
-            raise _store_error(self.path, exc) from None
-        self._last_journalled = time.monotonic()
+        self._applier.append(ids, now, audit)
         return True
+
+    def _entries_applied(self, entries: list[Entry]) -> None:
+        """Journalled ``entries`` are in the tables (under the lock): meta changed, and their retrievals await folding."""
+        self._meta = None  # journal_applied changed
+        self._pending_retrievals += sum(len(e.ids) for e in entries)
 
     def _settle(self) -> None:
         """Bring the tables up to date with the journal (before a write or a read of audit or usage)."""
-        if self._journal is not None and (self._journal.pending or self._applying) and not self._depth:
-            self._apply_journal()
-
-    def _apply_journal(self) -> None:
-        """Write the journal's pending entries to the tables in one transaction, then empty it (on the caller's path)."""
-        with self._lock:
-            self._wait_for_applier()
-            journal = self._journal
-            if journal is None or not journal.pending:
-                return
-            entries: list[Entry] = list(journal.pending)
-            self._write_entries(self._con, entries)
-            self._entries_applied(journal, entries)
-
-    def _entries_applied(self, journal: Journal, entries: list[Entry]) -> None:
-        """``entries`` are in the tables (under the lock): their retrievals await folding, and the journal forgets them."""
-        self._meta = None  # journal_applied changed
-        self._pending_retrievals += sum(len(e.ids) for e in entries)
-        try:
-            journal.applied(entries[-1].seq)  # empties the file when nothing else is pending
-        except OSError as exc:  # its lines are applied, and skipped when read: the file empties next time
-            log.warning("could not empty the journal of %s: %s", self.path, exc)
-
-    def _write_entries(self, con: duckdb.DuckDBPyConnection, entries: list[Entry]) -> None:
-        """The rows of ``entries`` and the last sequence applied, in one transaction on ``con``."""
-        with self._driver():
-            self._write_entries_now(con, entries)
-
-    def _write_entries_now(self, con: duckdb.DuckDBPyConnection, entries: list[Entry]) -> None:
-        ids = [i for e in entries for i in e.ids]
-        audits = [e.audit for e in entries if e.audit]
-        _run(con, "BEGIN TRANSACTION")
-        try:
-            if ids:
-                # Explicit sequence numbers, in journal order: of a memory's
-                # retrievals, the last one logged sets last_retrieved_at.
-                top = int(_run(con, "SELECT max(nextval('retrieval_order')) FROM range(?)", [len(ids)])[0][0])
-                at = np.concatenate([np.full(len(e.ids), e.retrieved_us or 0, dtype=np.int64) for e in entries if e.ids])
-                _insert_arrow(con, "retrievals", pa.table({
-                    "memory_id": pa.array(ids, pa.int64()),
-                    "retrieved_at": pa.array(at, pa.timestamp("us")),
-                    "seq": pa.array(np.arange(top - len(ids) + 1, top + 1, dtype=np.int64)),
-                }))
-            if audits:
-                top = int(_run(con, "SELECT max(nextval('audit_id')) FROM range(?)", [len(audits)])[0][0])
-                _insert_arrow(con, "audit", pa.table({
-                    "id": pa.array(np.arange(top - len(audits) + 1, top + 1, dtype=np.int64)),
-                    "occurred_at": pa.array([a["occurred_us"] for a in audits], pa.timestamp("us")),
-                    "action": pa.array([a["action"] for a in audits], pa.string()),
-                    "actor": pa.array([a["actor"] for a in audits], pa.string()),
-                    "agent_id": pa.array([a["agent_id"] for a in audits], pa.string()),
-                    "memory_id": pa.array([a["memory_id"] for a in audits], pa.int64()),
-                    "query": pa.array([a["query"] for a in audits], pa.string()),
-                    "details": pa.array([a["details"] for a in audits], pa.string()),
-                }))
-            _run(con, "INSERT OR REPLACE INTO meta VALUES ('journal_applied', ?)", [str(entries[-1].seq)])
-            _run(con, "COMMIT")
-        except BaseException:
-            _roll_back(con)
-            raise
-
-    # -- the applier: the journal written to the tables off the searches' path --------
-
-    def _apply_in_background(self) -> None:
-        """Have the applier thread write the pending entries to the tables (started on first use).
-
-        A search's writes are on disk, in the journal, before it returns; their
-        rows in the tables are upkeep (~15-20 ms for a batch at 100k memories).
-        Done in the search that filled the batch, that was every 64th search's
-        wait. The applier does it on a connection of its own (DuckDB lets go of
-        the GIL while it works), at a lower CPU priority, once no search has
-        written for ``APPLY_WHEN_IDLE`` (an agent's searches come between its
-        turns), or at once when ``APPLY_AT_MOST`` entries are pending.
-        Every other write, and every read of the audit log or of usage, waits
-        for it first (``_settle``): the order of the audit log stays the order
-        things happened in.
-        """
-        if self._applier is None:
-            self._apply_con = self._con.cursor()
-            # The thread holds the store weakly: a store dropped without close is still collected
-            # (and its connections closed), and the thread then ends.
-            self._applier = threading.Thread(
-                target=_applier_loop, args=(weakref.ref(self), self._apply_wanted), name="lodviz-journal", daemon=True
-            )
-            weakref.finalize(self, self._apply_wanted.set)
-            self._applier.start()
-        self._apply_wanted.set()
-
-    def _apply_pending_once(self) -> None:
-        """One background apply of what is pending now (the applier thread's step)."""
-        with self._lock:
-            journal = self._journal
-            if journal is None or self._depth or self._applying or not journal.pending:
-                return
-            entries = list(journal.pending)
-            self._applying = True
-        applied = False
-        try:
-            assert self._apply_con is not None
-            self._write_entries(self._apply_con, entries)
-            applied = True
-        except Exception as exc:  # upkeep only: the entries stay in the journal, for the next try
-            log.warning("could not apply the journal to %s yet: %s", self.path, exc)
-        finally:
-            with self._lock:
-                try:
-                    if applied and self._journal is journal:
-                        self._entries_applied(journal, entries)
-                except OSError as exc:  # emptying the file failed: its lines are applied, and skipped when read
-                    log.warning("could not empty the journal of %s: %s", self.path, exc)
-                finally:
-                    self._applying = False
-                    self._applier_done.notify_all()
-
-    def _apply_wait(self) -> float:
-        """Seconds the applier should still wait: until ``APPLY_WHEN_IDLE`` without a journalled write,
-        or none once ``APPLY_AT_MOST`` entries are pending (searches that never pause)."""
-        journal = self._journal
-        if journal is None or len(journal.pending) >= APPLY_AT_MOST:
-            return 0.0
-        return APPLY_WHEN_IDLE - (time.monotonic() - self._last_journalled)
-
-    def _wait_for_applier(self) -> None:
-        """Wait (holding the store's lock between checks) until no background apply is running."""
-        with self._lock:
-            while self._applying:
-                self._applier_done.wait()
-
-    def _stop_applier(self) -> None:
-        """End the applier thread (after any apply it is running): called by ``close`` before it takes the lock."""
-        thread = self._applier
-        if thread is None:
-            return
-        self._closing = True
-        self._apply_wanted.set()
-        thread.join()
-        self._applier = None
-        if self._apply_con is not None:
-            try:
-                self._apply_con.close()
-            except duckdb.Error:
-                pass
-            self._apply_con = None
+        if not self._depth:
+            self._applier.settle()
 
     def _check_schema(self) -> None:
-        missing = MIGRATIONS.missing(r[0] for r in self._con.execute("SELECT name FROM _migrations").fetchall())
-        if missing:
-            raise StoreError(
-                f"{self.path} needs migration {missing[0]}; open it once without read-only."
-            )
+        self._require_migrations(r[0] for r in self._con.execute("SELECT name FROM _migrations").fetchall())
 
     # -- transactions ---------------------------------------------------------
 
-    @contextmanager
-    def _driver(self) -> Iterator[None]:
-        """Where this store meets DuckDB: every statement runs inside.
-
-        The files DuckDB makes meanwhile (the ``.wal`` at a commit, spill files)
-        are as private as the store (``_private_files``), and DuckDB's errors
-        become one ``StoreError`` sentence (``_store_error``), as psycopg's do in
-        the PostgreSQL store's ``_run``.
-        """
-        with _private_files(self._mask):
-            try:
-                yield
-            except duckdb.Error as exc:
-                raise _store_error(self.path, exc) from None
+    def _driver(self) -> AbstractContextManager[None]:
+        """Where this store meets DuckDB: every statement runs inside (``_driving``)."""
+        return _driving(self.path, self._mask)
 
     def _run(self, sql: str, args: Sequence[Any] | None = None) -> list[tuple]:
         with self._driver():
@@ -952,19 +648,17 @@ class DuckDBStore(SQLStore):
         return utc(when).replace(tzinfo=None)  # DuckDB TIMESTAMP holds naive UTC
 
     def _insert_links(self, found: list[tuple[int, int, float, str]]) -> None:
-        self._con.register("_links", pa.table({
+        links = pa.table({
             "memory_id": pa.array([f[0] for f in found], pa.int64()),
             "other_id": pa.array([f[1] for f in found], pa.int64()),
             "similarity": pa.array([f[2] for f in found], pa.float64()),
             "reason": pa.array([f[3] for f in found], pa.string()),
-        }))
-        try:  # one statement for the batch's links, not one each
+        })
+        with _registered(self._con, "_links", links):  # one statement for the batch's links, not one each
             self._run(
                 "INSERT INTO conflicts (memory_id, other_id, similarity, reason, detected_at) "
                 f"SELECT memory_id, other_id, similarity, reason, {NOW} FROM _links ON CONFLICT DO NOTHING"
             )
-        finally:
-            self._con.unregister("_links")
 
     def _conflicts_changed(self) -> None:
         self._in_conflicts = None
@@ -976,37 +670,21 @@ class DuckDBStore(SQLStore):
         self._in_conflicts = None
 
     @contextmanager
-    def atomic(self) -> Iterator[None]:
-        """One transaction: everything inside is written, or (on any exception) nothing is.
-
-        Nested blocks join the outermost one, so a method that is atomic on its
-        own is atomic as part of a larger change too.
-        """
-        with self._lock:
-            if self._depth:
-                self._depth += 1
-                try:
-                    yield
-                finally:
-                    self._depth -= 1
-                return
-            self._settle()  # journalled writes first: the audit log keeps the order things happened in
-            self._run("BEGIN TRANSACTION")
-            self._depth = 1
-            try:
-                yield
-            except BaseException:
-                self._depth = 0
-                _roll_back(self._con)
-                self._forget_cached_rows()
-                raise
-            self._depth = 0
-            try:
-                self._run("COMMIT")
-            except StoreError:  # a full disk: DuckDB rolled it back, and nothing of it is in the file
-                _roll_back(self._con)
-                self._forget_cached_rows()
-                raise
+    def _transaction(self) -> Iterator[None]:
+        self._settle()  # journalled writes first: the audit log keeps the order things happened in
+        self._run("BEGIN TRANSACTION")
+        try:
+            yield
+        except BaseException:
+            _roll_back(self._con)
+            self._forget_cached_rows()
+            raise
+        try:
+            self._run("COMMIT")
+        except StoreError:  # a full disk: DuckDB rolled it back, and nothing of it is in the file
+            _roll_back(self._con)
+            self._forget_cached_rows()
+            raise
 
     # -- meta and artifacts ---------------------------------------------------
 
@@ -1037,36 +715,10 @@ class DuckDBStore(SQLStore):
                 with self.atomic():
                     self._links_and_audit(ids, fresh, memories, links, audit)
                 return ids
-            dim = len(rows[0].embedding)
             vectors = np.vstack([np.asarray(m.embedding, dtype=np.float32) for m in rows])
-            table = pa.table(
-                {
-                    "id": pa.array([ids[i] for i in fresh], pa.int64()),
-                    "text": [m.text for m in rows],
-                    "summary": [m.summary for m in rows],
-                    "headline": [m.headline for m in rows],
-                    "embedding": pa.FixedSizeListArray.from_arrays(
-                        pa.array(vectors.ravel(), pa.float32()), dim
-                    ).cast(pa.list_(pa.float32())),
-                    "embedding_model": [m.embedding_model for m in rows],
-                    "content_hash": [m.content_hash for m in rows],
-                    "created_at": pa.array([_naive(m.created_at) for m in rows], pa.timestamp("us")),
-                    "last_retrieved_at": pa.array(
-                        [_naive(m.last_retrieved_at) for m in rows], pa.timestamp("us")
-                    ),
-                    "retrieval_count": pa.array([m.retrieval_count for m in rows], pa.int32()),
-                    "floor": pa.array([m.floor for m in rows], pa.int8()),
-                    "agent_id": [m.agent_id for m in rows],
-                    "visibility": [m.visibility for m in rows],
-                    "kind": [m.kind for m in rows],
-                    "source": pa.array([m.source for m in rows], pa.string()),
-                    "metadata": [dumps(m.metadata) for m in rows],
-                }
-            )
-
+            table = _incoming(rows, [ids[i] for i in fresh], vectors)
             with self.atomic():
-                self._con.register("_incoming", table)
-                try:
+                with _registered(self._con, "_incoming", table):
                     self._run(
                         "INSERT INTO memories (id, text, summary, headline, embedding, "
                         "embedding_model, content_hash, created_at, floor, agent_id, visibility, "
@@ -1079,15 +731,11 @@ class DuckDBStore(SQLStore):
                         "INSERT INTO usage SELECT id, retrieval_count, last_retrieved_at FROM _incoming "
                         "WHERE retrieval_count > 0 OR last_retrieved_at IS NOT NULL"
                     )
-                finally:
-                    self._con.unregister("_incoming")
                 self._links_and_audit(ids, fresh, memories, links, audit)
             if self._cache is not None:
                 codes = self._cache.code_agents([m.agent_id for m in rows])
-                self._cache.append(_state_of(rows, [int(ids[i] or 0) for i in fresh], codes), _unit(vectors))
+                self._cache.add(_state_of(rows, [int(ids[i] or 0) for i in fresh], codes), _unit(vectors), table)
                 self._version += 1
-                if self._cache.short_texts is not None:
-                    self._cache.short_texts.extend(table)
             return ids
 
     def get(self, ids: Sequence[int]) -> dict[int, MemoryRecord]:
@@ -1110,14 +758,8 @@ class DuckDBStore(SQLStore):
                     [ids, ids],
                 )
             }
-            wanted = set(ids)
-            for entry in self._unapplied:  # a read-only open's journalled searches (``_check_journal``)
-                for memory_id in entry.ids:
-                    if memory_id in wanted:
-                        usage[memory_id] = (_EPOCH_NAIVE + timedelta(microseconds=entry.retrieved_us or 0), usage.get(memory_id, (None, 0))[1] + 1)
+            self._applier.unapplied_usage(usage, ids)  # a read-only open's journalled searches
         return {row[0]: record(row, *usage.get(row[0], (None, 0))) for row in rows}
-
-    _TIER_COLUMN = {1: "headline", 2: "summary"}
 
     def contents(self, ids: Sequence[int] | np.ndarray, tiers: Sequence[int] | np.ndarray) -> dict[int, tuple[str, str | None]]:
         ids = [int(i) for i in ids]
@@ -1129,123 +771,58 @@ class DuckDBStore(SQLStore):
         if not len(wanted):
             return [], []
         with self._lock:
-            cache = self._load()
-            rows = cache.present_rows(wanted)
-            short = self._short_texts()
-            sources = short.take(rows, "source")
-            columns = {**self._TIER_COLUMN, 3: "text"} if short.full else self._TIER_COLUMN
-            texts = short.take_by(rows, at, columns)
-            positions = np.flatnonzero(at >= 3) if not short.full else np.zeros(0, dtype=np.int64)
-            if len(positions):
-                full: dict[int, str] = dict(
-                    self._run(
-                        "SELECT id, text FROM memories WHERE id IN (SELECT unnest(?::BIGINT[]))",
-                        [wanted[positions].tolist()],
-                    )
-                )
-                for position in positions.tolist():
-                    texts[position] = full[int(wanted[position])]
-        return texts, sources  # type: ignore[return-value]
+            rows = self._load().present_rows(wanted)
+            return self._short_texts().texts(rows, at, wanted, self._full_texts)
 
-    #: Summaries indexed per step while ``warm`` builds the term index (the lock is held only to read them).
-    _TERMS_BATCH = 50_000
+    def _full_texts(self, ids: list[int]) -> dict[int, str]:
+        return dict(self._run("SELECT id, text FROM memories WHERE id IN (SELECT unnest(?::BIGINT[]))", [ids]))
 
     def warm(self) -> None:
         with self._lock:
             cache = self._load()
             self._short_texts()
-            if cache.n and not self._depth and self._journal is not None:
+            if cache.n and not self._depth and self._applier.journal is not None:
                 # Now, not in the first search: the store's name and the journal's room are writes
-                # flushed to disk (an empty store stays empty: see _open_journal).
+                # flushed to disk (an empty store stays empty: see Applier.open).
                 self._name_for_journal()
-                try:
-                    self._journal.reserve()
-                except OSError as exc:  # room made ahead is an optimisation: the first search tries again
-                    log.warning("could not make room in the journal of %s: %s", self.path, exc)
+                self._applier.reserve()
             if cache.terms is not None:
                 return
             n = cache.n
-        # Split outside the lock (~1 s per 100k summaries): searches meanwhile read the summaries instead.
-        index = TermIndex()
-        for start in range(0, n, self._TERMS_BATCH):
-            with self._lock:
-                if self._cache is not cache:
-                    return  # reloaded or closed meanwhile
-                summaries = self._summaries(start, min(start + self._TERMS_BATCH, n))
-            index.extend(summaries)
-        with self._lock:
-            if self._cache is not cache or cache.terms is not None:
-                return
-            # Memories forgotten while it was built: their summaries are gone.
-            for row in np.flatnonzero(cache.column("forgotten")[:n]).tolist():
-                index.replace(row, FORGOTTEN)
-            cache.terms = index
-
-    def _summaries(self, start: int, stop: int) -> list[str]:
-        """The summaries of cache rows ``start:stop`` (under the lock: the texts may be reloaded)."""
-        return [text or "" for text in self._short_texts().take(np.arange(start, stop), "summary")]
+        cache.index_terms(n, self._lock, lambda: self._cache is cache, self._short_texts)
 
     def term_counts(self, ids: Sequence[int] | np.ndarray, wanted: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         with self._lock:
             cache = self._load()
-            index = cache.terms
-            if index is None:  # not warmed (a one-off command): split the candidates' summaries
+            if cache.terms is None:  # not warmed (a one-off command): split the candidates' summaries
                 return super().term_counts(ids, wanted)
-            rows = cache.present_rows(np.asarray(ids, dtype=np.int64))
-            if len(index) < cache.n:  # rows written since
-                index.extend(self._summaries(len(index), cache.n))
-            return index.counts(rows, wanted)
+            return cache.term_counts(cache.present_rows(np.asarray(ids, dtype=np.int64)), wanted, self._short_texts)
 
-    def _short_texts(self) -> _ShortTexts:
-        cache = self._load()
-        if cache.short_texts is None:
-            limit = self.FULL_TEXTS_IN_MEMORY if self.matrix == "float32" else self.FULL_TEXTS_IN_MEMORY_COMPACT
-            full = int(cache.column("len_text")[: cache.n].sum()) <= limit
-            with self._driver():
-                table = self._con.sql(
-                    f"SELECT id, headline, summary, source{', text' if full else ''} FROM memories"
-                ).to_arrow_table()
-            order = np.argsort(table.column("id").to_numpy(), kind="stable")
-            if not np.array_equal(table.column("id").to_numpy()[order], cache.column("ids")[: cache.n]):
-                raise StoreError(f"{self.path} changed under this process; reopen it.")
-            if np.any(order[1:] < order[:-1]):
-                table = table.take(pa.array(order))
-            cache.short_texts = _ShortTexts(table, full=full, objects=cache.n <= self.TEXTS_AS_OBJECTS)
-        return cache.short_texts
+    def _short_texts(self) -> ShortTexts:
+        limit = self.FULL_TEXTS_IN_MEMORY if self.matrix == "float32" else self.FULL_TEXTS_IN_MEMORY_COMPACT
+        return self._load().short(self._read_texts, limit, self.TEXTS_AS_OBJECTS, self.path)
 
-    def _load(self) -> _Cache:
+    def _read_texts(self, full: bool) -> pa.Table:
+        with self._driver():
+            return self._con.sql(f"SELECT id, headline, summary, source{', text' if full else ''} FROM memories").to_arrow_table()
+
+    def _load(self) -> TextMirror:
         with self._lock:
             if self._cache is None:
                 self._settle()
                 with self._driver():
                     ids = self._con.sql("SELECT id FROM memories ORDER BY id").to_arrow_table().column("id")
                     batches = self._con.sql(_STATE_SQL.format(where="")).to_arrow_reader(_LOAD_BATCH)
-                    cache = _Cache(*_state_from_batches(batches, np.asarray(ids.to_numpy(), dtype=np.int64), self.matrix))
-                for entry in self._unapplied:  # a read-only open's journalled searches, as touch counts them
-                    rows = cache.rows(entry.ids)
-                    known = rows < cache.n
-                    known[known] = cache.column("ids")[rows[known]] == np.asarray(entry.ids, dtype=np.int64)[known]
-                    cache.column("last_retrieved_at")[rows[known]] = (entry.retrieved_us or 0) / 1e6
-                    np.add.at(cache.column("retrieval_count"), rows[known], 1)
+                    cache = TextMirror(*_state_from_batches(batches, np.asarray(ids.to_numpy(), dtype=np.int64), self.matrix))
+                self._applier.count_unapplied(cache)  # a read-only open's journalled searches, as touch counts them
                 self._cache = cache
                 self._version += 1
             return self._cache
-
-    def state(self) -> Columns:
-        return self._load().state()
 
     def version(self) -> int:
         # Only this connection writes the file, and every write it makes to the
         # columns' ages and counts goes through ``touch``/``insert``/``_load``.
         return self._version
-
-    def unit_vectors(self) -> np.ndarray:
-        return self._load().vectors()
-
-    def snapshot(self) -> tuple[Columns, np.ndarray]:
-        with self._lock:
-            cache = self._load()
-            return cache.state(), cache.vectors()
 
     @property
     def approximate(self) -> bool:  # type: ignore[override]
@@ -1298,7 +875,8 @@ class DuckDBStore(SQLStore):
                 self._cache.column("last_retrieved_at")[rows] = utc(now).timestamp()
                 np.add.at(self._cache.column("retrieval_count"), rows, 1)  # an id listed twice counts twice
                 self._version += 1
-            self._apply_if_long()
+            if not self._depth:
+                self._applier.apply_if_long()
             if self._pending_retrievals >= self.FOLD_AT:
                 try:
                     self.fold_retrievals()
@@ -1348,13 +926,7 @@ class DuckDBStore(SQLStore):
                 self._sql(FORGET_CONFLICTS, [FORGOTTEN, memory_id, memory_id])
                 self._insert_audit(audit)
             if self._cache is not None:
-                row = self._cache.rows([memory_id])
-                self._cache.column("forgotten")[row] = True
-                self._cache.matrix.exact[row] = 0.0
-                self._cache.matrix.written_at(row)
-                self._cache.short_texts = None  # the texts are gone: read them again when needed
-                if self._cache.terms is not None and int(row[0]) < len(self._cache.terms):
-                    self._cache.terms.replace(int(row[0]), FORGOTTEN)
+                self._cache.forgot(memory_id)
 
     def _any_in_conflicts(self, ids: Sequence[int]) -> bool:
         with self._lock:
@@ -1378,15 +950,11 @@ class DuckDBStore(SQLStore):
         )
 
         with self._lock:
-            with self.atomic():
-                self._con.register("_layout", table)
-                try:
-                    self._run(
-                        "UPDATE memories SET layout_x = _layout.x, layout_y = _layout.y "
-                        "FROM _layout WHERE memories.id = _layout.id"
-                    )
-                finally:
-                    self._con.unregister("_layout")
+            with self.atomic(), _registered(self._con, "_layout", table):
+                self._run(
+                    "UPDATE memories SET layout_x = _layout.x, layout_y = _layout.y "
+                    "FROM _layout WHERE memories.id = _layout.id"
+                )
             if self._cache is not None:
                 rows = self._cache.rows(ids)
                 self._cache.column("x")[rows] = x
@@ -1397,48 +965,20 @@ class DuckDBStore(SQLStore):
     def record(self, event: AuditEvent) -> None:
         with self._lock:
             if self._journal_write([], None, event):
-                self._apply_if_long()
+                self._applier.apply_if_long()  # journalled: no transaction is open
                 return
             with self.atomic():
                 self._insert_audit(event)
 
-    def _apply_if_long(self) -> None:
-        """Once the journal holds ``BATCH`` entries, have them applied; they are safe in it if that fails.
-
-        In the background (``_apply_in_background``), unless the journal's file
-        has grown past ``journal.SYNC_AT``: searches that kept coming while each
-        batch was applied left lines in it, and only an apply with none coming
-        can empty it, so this one search does it.
-        """
-        journal = self._journal
-        if journal is None or len(journal.pending) < BATCH or self._depth:
-            return
-        if journal.written < SYNC_AT:
-            if not self._applying:
-                self._apply_in_background()
-            return
-        try:
-            self._apply_journal()
-        except StoreError as exc:  # the entries stay in the journal, for the next try
-            log.warning("could not apply the journal to %s yet: %s", self.path, exc)
-
     def _unapplied_events(self) -> list[AuditEvent]:
         """The audit lines of a read-only open's journalled writes, oldest first, numbered as applying them will."""
-        if not self._unapplied:
+        if not self._applier.unapplied:
             return []
         last = self._run(
             "SELECT coalesce((SELECT last_value FROM duckdb_sequences() WHERE sequence_name = 'audit_id'), "
             "(SELECT max(id) FROM audit), 0)"
         )[0][0]
-        audits = [e.audit for e in self._unapplied if e.audit]
-        return [
-            AuditEvent(
-                id=int(last or 0) + n, at=_EPOCH + timedelta(microseconds=a["occurred_us"]), action=a["action"],
-                actor=a["actor"], agent_id=a["agent_id"], memory_id=a["memory_id"], query=a["query"],
-                details=json.loads(a["details"]),
-            )
-            for n, a in enumerate(audits, start=1)
-        ]
+        return self._applier.unapplied_events(int(last or 0))
 
     def _profile_rows(self) -> dict[str, dict[str, Any]]:
         # Kept in memory, like meta: an agent's every search asks for its profile,
@@ -1457,8 +997,7 @@ class DuckDBStore(SQLStore):
     def read_table(self, table: str, batch: int = 10_000) -> Iterator[list[tuple]]:
         columns = TABLES[table]
         source = "usage_totals" if table == "usage" else table
-        if self._unapplied:  # a copy takes the tables as they are: apply the journal to them first
-            raise StoreError(self._unapplied_message(len(self._unapplied)))
+        self._applier.require_applied()  # a copy takes the tables as they are: apply the journal to them first
         with self._lock:
             self._settle()
             cursor = self._con.cursor()
@@ -1500,22 +1039,9 @@ class DuckDBStore(SQLStore):
             self._profiles = None
 
     def close(self) -> None:
-        self._stop_applier()  # before the lock: its last step takes it
+        self._applier.stop()  # before the lock: its last step takes it
         with self._lock:
-            if self._journal is not None:
-                try:
-                    self._settle()
-                except StoreError as exc:  # the journal keeps them: the next open applies them
-                    log.warning("could not apply the journal to %s on close: %s", self.path, exc)
-                self._journal.close()
-                if not self._journal.pending:
-                    # Empty: leave no file behind. Still holding DuckDB's lock on the
-                    # store, so no other process can have opened a journal of its own.
-                    try:
-                        os.remove(self._journal_path())
-                    except OSError:
-                        pass
-                self._journal = None
+            self._applier.close(settle=not self._depth)
             try:
                 self._con.close()
             except duckdb.Error:  # already closed
@@ -1536,6 +1062,34 @@ def _unit(vectors: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     from lodviz.scoring import normalize_rows
 
     return normalize_rows(vectors, out=out)
+
+
+def _incoming(rows: Sequence[NewMemory], ids: Sequence[int | None], vectors: np.ndarray) -> pa.Table:
+    """New memories (``ids`` theirs, ``vectors`` their embeddings) as the Arrow table ``insert`` loads."""
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "text": [m.text for m in rows],
+            "summary": [m.summary for m in rows],
+            "headline": [m.headline for m in rows],
+            "embedding": pa.FixedSizeListArray.from_arrays(
+                pa.array(vectors.ravel(), pa.float32()), len(rows[0].embedding)
+            ).cast(pa.list_(pa.float32())),
+            "embedding_model": [m.embedding_model for m in rows],
+            "content_hash": [m.content_hash for m in rows],
+            "created_at": pa.array([_naive(m.created_at) for m in rows], pa.timestamp("us")),
+            "last_retrieved_at": pa.array(
+                [_naive(m.last_retrieved_at) for m in rows], pa.timestamp("us")
+            ),
+            "retrieval_count": pa.array([m.retrieval_count for m in rows], pa.int32()),
+            "floor": pa.array([m.floor for m in rows], pa.int8()),
+            "agent_id": [m.agent_id for m in rows],
+            "visibility": [m.visibility for m in rows],
+            "kind": [m.kind for m in rows],
+            "source": pa.array([m.source for m in rows], pa.string()),
+            "metadata": [dumps(m.metadata) for m in rows],
+        }
+    )
 
 
 def _state_of(rows: Sequence[NewMemory], ids: Sequence[int], codes: np.ndarray) -> Columns:

@@ -6,7 +6,7 @@ per-statement overhead rather than the disk (an fsync here costs ~0.5 ms).
 So the store appends a search's writes to this journal as one JSON line and
 flushes it to disk (``fdatasync``) before the search returns, and applies the
 journal to its tables later, in one transaction for many searches
-(``DuckDBStore``): in a background thread once it holds ``BATCH`` lines (the
+(``lodviz.store.applier``): in a background thread once it holds ``BATCH`` lines (the
 search that filled the batch does not wait for it), before any other write,
 before any read of the audit log or of usage, on close, and on the next open
 after a crash.
@@ -27,14 +27,19 @@ import json
 import logging
 import os
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from lodviz.access import current_face
+from lodviz.store.base import AuditEvent, dumps
+from lodviz.times import utc
 
 log = logging.getLogger("lodviz.store")
 
 #: Lines that make the store apply the journal at the next write it journals.
 BATCH = 64
 #: Past this many bytes of lines the next batch is applied in the search that fills it, so that the
-#: file can be emptied (see ``DuckDBStore._apply_if_long``); searches arriving while the applier thread
+#: file can be emptied (see ``Applier.apply_if_long``); searches arriving while the applier thread
 #: works add lines that keep it from emptying the file.
 SYNC_AT = 8 << 20
 #: The file grows this much at a time, written as zeros and flushed once: a line written inside
@@ -51,6 +56,41 @@ class Entry:
     ids: list[int]
     retrieved_us: int | None
     audit: dict[str, Any] = field(default_factory=dict)  # occurred_us, action, actor, agent_id, memory_id, query, details (JSON text)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def journal_file(store_path: str) -> str:
+    """Where the journal of the store file at ``store_path`` is kept: beside it."""
+    return store_path + ".journal"
+
+
+def epoch_us(value: datetime) -> int:
+    """Microseconds since the epoch, exactly (a float timestamp would round)."""
+    return (utc(value) - _EPOCH) // timedelta(microseconds=1)
+
+
+def audit_row(event: AuditEvent) -> dict[str, Any]:
+    """``event`` as an entry's ``audit``, marked with the face it came through as a table row is."""
+    event.details.setdefault("face", current_face())
+    return {
+        "occurred_us": epoch_us(event.at or datetime.now(UTC)),
+        "action": event.action,
+        "actor": event.actor,
+        "agent_id": event.agent_id,
+        "memory_id": event.memory_id,
+        "query": event.query,
+        "details": dumps(event.details),
+    }
+
+
+def audit_event(row: dict[str, Any], event_id: int) -> AuditEvent:
+    """An entry's ``audit`` as the audit log will hold it once applied, numbered ``event_id``."""
+    return AuditEvent(
+        id=event_id, at=_EPOCH + timedelta(microseconds=row["occurred_us"]), action=row["action"], actor=row["actor"],
+        agent_id=row["agent_id"], memory_id=row["memory_id"], query=row["query"], details=json.loads(row["details"]),
+    )
 
 
 class Journal:
@@ -199,4 +239,4 @@ def _named(exc: OSError, path: str) -> OSError:
     return OSError(exc.errno, exc.strerror, path)
 
 
-__all__ = ["Journal", "Entry", "BATCH", "SYNC_AT"]
+__all__ = ["Journal", "Entry", "BATCH", "SYNC_AT", "CHUNK", "journal_file", "audit_row", "audit_event", "epoch_us"]

@@ -266,6 +266,7 @@ class PostgresStore(SQLStore):
     #: How many more neighbours than asked the index returns, for the visibility filter.
     OVERFETCH = 4
     PARAM = "%s"
+    MIGRATIONS = MIGRATIONS
 
     def __init__(self, url: str, *, read_only: bool = False, index_from: int | None = None) -> None:
         try:
@@ -308,9 +309,7 @@ class PostgresStore(SQLStore):
             rows = self._con.execute("SELECT name FROM _migrations").fetchall()
         except self._psycopg.Error:
             raise StoreError(f"{self.path} is not a lodviz store; open it once without read-only.") from None
-        missing = MIGRATIONS.missing(r[0] for r in rows)
-        if missing:
-            raise StoreError(f"{self.path} needs migration {missing[0]}; open it once without read-only.")
+        self._require_migrations(r[0] for r in rows)
 
     # -- transactions -----------------------------------------------------------
 
@@ -322,24 +321,14 @@ class PostgresStore(SQLStore):
             raise StoreError(f"{self.path}: {_first_line(exc, self._url)}") from None
 
     @contextmanager
-    def atomic(self) -> Iterator[None]:
-        with self._lock:
-            if self._depth:
-                self._depth += 1
-                try:
-                    yield
-                finally:
-                    self._depth -= 1
-                return
-            if self.read_only:
-                raise StoreError(f"{self.path} is open read-only.")
-            with self._con.transaction():
-                self._depth = 1
-                try:
-                    yield
-                finally:
-                    self._depth = 0
-                    self._stamp = None
+    def _transaction(self) -> Iterator[None]:
+        if self.read_only:
+            raise StoreError(f"{self.path} is open read-only.")
+        with self._con.transaction():
+            try:
+                yield
+            finally:
+                self._stamp = None
 
     def _write(self) -> None:
         self._change()
@@ -437,7 +426,7 @@ class PostgresStore(SQLStore):
 
     # -- the in-memory copy --------------------------------------------------------
 
-    def _refresh(self) -> Mirror:
+    def _load(self) -> Mirror:
         """The mirror (``lodviz.store.mirror``), brought up to the latest committed change of any process."""
         with self._lock:
             if self._depth and self._mirror is not None:
@@ -459,17 +448,6 @@ class PostgresStore(SQLStore):
             self._seen = latest
             return self._mirror
 
-    def state(self) -> Columns:
-        return self._refresh().state()
-
-    def unit_vectors(self) -> np.ndarray:
-        return self._refresh().vectors()
-
-    def snapshot(self) -> tuple[Columns, np.ndarray]:
-        with self._lock:
-            mirror = self._refresh()
-            return mirror.state(), mirror.vectors()
-
     def nearest(
         self,
         query: np.ndarray,
@@ -478,7 +456,7 @@ class PostgresStore(SQLStore):
         vectors: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         with self._lock:
-            mirror = self._refresh()
+            mirror = self._load()
             state, matrix = mirror.state(), mirror.vectors()
         if len(state) < self.index_from or self._depth:
             self.last_nearest = "scan"

@@ -3,7 +3,10 @@
 ``SQLStore`` holds every method whose SQL the two backends share: tokens,
 golden queries, conflicts, the audit log, profiles, artifacts, the look-ups by
 hash and by words, and the part of ``insert`` that writes a batch's conflict
-links and its audit line. A backend subclasses it and keeps what is its own
+links and its audit line; and what both do alike around their SQL: ``atomic``
+(nested blocks join the outermost), the reads of the mirror (``state``,
+``unit_vectors``, ``snapshot``) and a read-only open's check that no migration
+is missing. A backend subclasses it and keeps what is its own
 (DuckDB: Arrow loads, the journal, private files; PostgreSQL: COPY, HNSW,
 advisory locks, the change counter), over a few hooks:
 
@@ -12,8 +15,12 @@ advisory locks, the change counter), over a few hooks:
 - ``NOW``: the SQL of the current moment as its time columns hold it;
 - ``_run(sql, args)``: run one statement in its own dialect and fetch its rows,
   its driver's errors made one ``StoreError`` sentence;
-- ``atomic()`` and ``_write()``: a transaction, and what every writing
-  transaction does first (PostgreSQL takes its change number);
+- ``_transaction()`` and ``_write()``: the outermost transaction of ``atomic``
+  (nested blocks join it), and what every writing transaction does first
+  (PostgreSQL takes its change number);
+- ``_load()``: the in-process mirror of the columns and the matrix
+  (``lodviz.store.mirror``), brought up to date; ``state``, ``unit_vectors``
+  and ``snapshot`` read it;
 - ``_in(column, type)``: "``column`` is one of an array parameter";
 - ``_stored(when)``: a time as its columns take it.
 
@@ -32,7 +39,8 @@ from __future__ import annotations
 import abc
 import json
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -55,6 +63,8 @@ from lodviz.store.base import (
     imported_history,
     portable_row,
 )
+from lodviz.store.migrations import Migrations
+from lodviz.store.mirror import Mirror
 from lodviz.times import utc
 
 #: What a forgotten memory's texts become.
@@ -123,13 +133,23 @@ class SQLStore(Store):
 
     PARAM = "?"
     NOW = "now()"
+    MIGRATIONS: Migrations  # the backend's schema changes
     _lock: threading.RLock
+    _depth: int  # how deep in atomic() blocks this connection is
 
     # -- hooks ----------------------------------------------------------------------
 
     @abc.abstractmethod
     def _run(self, sql: str, args: Sequence[Any] | None = None) -> list[tuple]:
         """One statement in the backend's own dialect, its rows fetched (none for a statement without)."""
+
+    @abc.abstractmethod
+    def _transaction(self) -> AbstractContextManager[None]:
+        """The outermost ``atomic`` block's transaction: begun, then committed, or rolled back on any exception."""
+
+    @abc.abstractmethod
+    def _load(self) -> Mirror:
+        """The mirror of the columns and the matrix, loaded on first use and brought up to date."""
 
     def _sql(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
         """One shared statement (parameters marked ``?``, the moment ``{now}``)."""
@@ -180,6 +200,47 @@ class SQLStore(Store):
             "ON CONFLICT DO NOTHING",
             [[f[0] for f in found], [f[1] for f in found], [f[2] for f in found], [f[3] for f in found]],
         )
+
+    def _require_migrations(self, applied: Iterable[str]) -> None:
+        """Refuse a store opened read-only (so not brought forward) that lacks one of the backend's ``MIGRATIONS``."""
+        missing = self.MIGRATIONS.missing(applied)
+        if missing:
+            raise StoreError(f"{self.path} needs migration {missing[0]}; open it once without read-only.")
+
+    # -- transactions and the mirror ----------------------------------------------------
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        """One transaction: everything inside is written, or (on any exception) nothing is.
+
+        Nested blocks join the outermost one, so a method that is atomic on its
+        own is atomic as part of a larger change too.
+        """
+        with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            with self._transaction():
+                self._depth = 1
+                try:
+                    yield
+                finally:
+                    self._depth = 0
+
+    def state(self) -> Columns:
+        return self._load().state()
+
+    def unit_vectors(self) -> np.ndarray:
+        return self._load().vectors()
+
+    def snapshot(self) -> tuple[Columns, np.ndarray]:
+        with self._lock:
+            mirror = self._load()
+            return mirror.state(), mirror.vectors()
 
     # -- what both backends write alike ----------------------------------------------
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from lodviz.errors import StoreError
-from lodviz.store import duckdb as duckdb_store
+from lodviz.store import applier as applier_module
 from lodviz.store.base import AuditEvent
 from lodviz.store.duckdb import DuckDBStore
 from lodviz.store.journal import BATCH
@@ -67,9 +67,9 @@ def test_a_torn_last_line_was_never_acknowledged_and_is_dropped(tmp_path: Path) 
     with DuckDBStore(path) as store:
         store.insert([memory(1)], None)
         store.touch([1], T0, AuditEvent(action="search", actor="t", query="kept"))
-        journal = Path(store._journal_path()).read_bytes().rstrip(b"\0")  # the rest of the file is zeroed room
+        journal = Path(store._applier.file).read_bytes().rstrip(b"\0")  # the rest of the file is zeroed room
         assert journal.endswith(b"\n")
-        store._journal = None  # leave the line in the file, as a crash would
+        store._applier.journal = None  # leave the line in the file, as a crash would
         store._con.close()
     # A crash in the middle of the next line's write:
     Path(str(path) + ".journal").write_bytes(journal + journal[: len(journal) // 2])
@@ -83,7 +83,7 @@ def test_a_read_only_open_refuses_a_journal_it_cannot_apply(tmp_path: Path) -> N
     with DuckDBStore(path) as store:
         store.insert([memory(1)], None)
         store.touch([1], T0, AuditEvent(action="search", actor="t", query="q"))
-        store._journal = None
+        store._applier.journal = None
         store._con.close()
     with pytest.raises(StoreError, match="journalled"):
         DuckDBStore(path, read_only=True)
@@ -111,8 +111,8 @@ def _wait_until(condition, timeout: float = 10.0) -> None:
 
 
 def _wait_until_applied(store: DuckDBStore) -> None:
-    _wait_until(lambda: store._journal is not None and not store._journal.pending)
-    store._wait_for_applier()  # and its last step (emptying the file) done: it holds the lock for it
+    _wait_until(lambda: store._applier.journal is not None and not store._applier.journal.pending)
+    store._applier.wait_for_thread()  # and its last step (emptying the file) done: it holds the lock for it
 
 
 def test_a_full_batch_is_applied_in_the_background_while_searches_go_on(tmp_path: Path) -> None:
@@ -120,13 +120,13 @@ def test_a_full_batch_is_applied_in_the_background_while_searches_go_on(tmp_path
         store.insert([memory(1)], None)
         for _ in range(BATCH - 1):
             store.touch([1], T0, AuditEvent(action="search", actor="t", query="q"))
-        assert store._journal is not None and len(store._journal.pending) == BATCH - 1
-        assert store._applier is None  # nothing to apply yet
+        assert store._applier.journal is not None and len(store._applier.journal.pending) == BATCH - 1
+        assert store._applier.thread is None  # nothing to apply yet
         store.touch([1], T0, AuditEvent(action="search", actor="t", query="q"))
-        assert store._applier is not None
+        assert store._applier.thread is not None
         # Applied by the applier thread, on its own connection; nothing here asks for it.
         _wait_until_applied(store)
-        assert store._journal.written == 0  # and the file emptied
+        assert store._applier.journal.written == 0  # and the file emptied
         assert store._con.execute("SELECT count(*) FROM retrievals").fetchall() == [(BATCH,)]
         assert store._con.execute("SELECT count(*) FROM audit WHERE query = 'q'").fetchall() == [(BATCH,)]
         assert _usage(store)[1][0] == BATCH
@@ -136,12 +136,12 @@ def test_the_applier_waits_for_a_pause_in_the_searches_unless_the_journal_is_lon
     with DuckDBStore(tmp_path / "s.duckdb") as store:
         store.insert([memory(1)], None)
         store.touch([1], T0, AuditEvent(action="search", actor="t", query="q"))
-        assert 0 < store._apply_wait() <= duckdb_store.APPLY_WHEN_IDLE  # a search just wrote: not yet
-        monkeypatch.setattr(duckdb_store, "APPLY_AT_MOST", 1)
-        assert store._apply_wait() == 0  # searches that never pause: now
-        monkeypatch.setattr(duckdb_store, "APPLY_AT_MOST", 4 * BATCH)
-        monkeypatch.setattr(duckdb_store, "APPLY_WHEN_IDLE", 0.0)
-        assert store._apply_wait() <= 0  # a pause as long as asked for: now
+        assert 0 < store._applier.idle_wait() <= applier_module.APPLY_WHEN_IDLE  # a search just wrote: not yet
+        monkeypatch.setattr(applier_module, "APPLY_AT_MOST", 1)
+        assert store._applier.idle_wait() == 0  # searches that never pause: now
+        monkeypatch.setattr(applier_module, "APPLY_AT_MOST", 4 * BATCH)
+        monkeypatch.setattr(applier_module, "APPLY_WHEN_IDLE", 0.0)
+        assert store._applier.idle_wait() <= 0  # a pause as long as asked for: now
 
 
 def test_a_write_waits_for_a_background_apply_and_comes_after_it_in_the_audit_log(tmp_path: Path) -> None:
@@ -159,12 +159,12 @@ def test_a_write_waits_for_a_background_apply_and_comes_after_it_in_the_audit_lo
 def test_searches_during_background_applies_keep_the_file_bounded(tmp_path: Path, monkeypatch) -> None:
     # Lines that arrive while a batch is being applied keep the file from being emptied; past SYNC_AT
     # bytes a search applies the batch itself and empties it.
-    monkeypatch.setattr("lodviz.store.duckdb.SYNC_AT", 4096)
+    monkeypatch.setattr("lodviz.store.applier.SYNC_AT", 4096)
     with DuckDBStore(tmp_path / "s.duckdb") as store:
         store.insert([memory(1)], None)
         for n in range(5 * BATCH):
             store.touch([1], T0, AuditEvent(action="search", actor="t", query=f"q{n}", details={"pad": "x" * 200}))
-            assert store._journal is not None and store._journal.written < 4096 + BATCH * 400
+            assert store._applier.journal is not None and store._applier.journal.written < 4096 + BATCH * 400
         assert _usage(store)[1][0] == 5 * BATCH
         assert len(store.audit(actions=["search"], limit=10 * BATCH)) == 5 * BATCH
 
@@ -174,7 +174,7 @@ def test_a_store_dropped_without_close_ends_its_applier(tmp_path: Path) -> None:
     store.insert([memory(1)], None)
     for _ in range(BATCH):
         store.touch([1], T0, AuditEvent(action="search", actor="t", query="q"))
-    thread = store._applier
+    thread = store._applier.thread
     assert thread is not None
     _wait_until_applied(store)
     del store
@@ -193,7 +193,7 @@ def test_of_journalled_retrievals_the_last_logged_sets_last_retrieved_at(tmp_pat
         store.insert([memory(1)], None)
         store.touch([1], later, AuditEvent(action="search", actor="t", query="first"))
         store.touch([1], earlier, AuditEvent(action="search", actor="t", query="second"))
-        assert store._journal is not None and len(store._journal.pending) == 2
+        assert store._applier.journal is not None and len(store._applier.journal.pending) == 2
         assert _usage(store)[1] == (2, earlier)
 
 
@@ -202,7 +202,7 @@ def test_a_clean_close_leaves_no_journal_file(tmp_path: Path) -> None:
     with DuckDBStore(path) as store:
         store.insert([memory(1)], None)
         store.touch([1], T0, AuditEvent(action="search", actor="t", query="q"))
-        assert Path(store._journal_path()).exists()
+        assert Path(store._applier.file).exists()
     assert not Path(str(path) + ".journal").exists()
     with DuckDBStore(path) as store:
         assert _usage(store)[1][0] == 1
