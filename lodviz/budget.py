@@ -24,6 +24,8 @@ of the date lines that group them; the caller verifies the rendered text.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from lodviz.errors import BudgetTooSmall
@@ -62,6 +64,36 @@ def total_tokens(tier: np.ndarray, costs: np.ndarray) -> int:
     return int(costs[np.arange(len(tier)), tier].sum()) if len(tier) else 0
 
 
+@dataclass(frozen=True)
+class Excerpts:
+    """The passages of a fit's long memories: what an excerpt of each may hold, and what each costs.
+
+    One row per passage: ``item`` is the candidate it belongs to (a row of the
+    fit's ``natural``/``costs``), ``key`` its relevance (its S, less the
+    candidate's penalty), ``cost`` the tokens it adds to its excerpt's line,
+    ``words`` its length. Per candidate: ``opening`` is the tokens of an
+    excerpt line that holds no passage yet ("#12 …"), ``share`` the words an
+    excerpt may hold, ``headline`` the tokens a headline adds to it.
+    """
+
+    item: np.ndarray
+    key: np.ndarray
+    cost: np.ndarray
+    words: np.ndarray
+    opening: np.ndarray
+    share: np.ndarray
+    headline: np.ndarray
+
+
+@dataclass
+class Fitted:
+    """A fit's answer: each candidate's tier, and for excerpts which passages they hold and whether a headline."""
+
+    tiers: np.ndarray
+    passages: np.ndarray  # per passage row of ``Excerpts``: taken
+    headed: np.ndarray  # per candidate: its excerpt opens with its headline
+
+
 def fit(
     natural: np.ndarray,
     costs: np.ndarray,
@@ -84,13 +116,47 @@ def fit(
     every candidate a headline first, in order of relevance, then detail back
     by L (docs/retrieval.md).
     """
+    return fit_excerpts(
+        natural, costs, budget, groups=groups, group_costs=group_costs, detail_order=detail_order, policy=policy
+    ).tiers
+
+
+def fit_excerpts(
+    natural: np.ndarray,
+    costs: np.ndarray,
+    budget: int,
+    *,
+    groups: np.ndarray | None = None,
+    group_costs: np.ndarray | None = None,
+    detail_order: np.ndarray | None = None,
+    policy: str = "readable-first",
+    excerpts: Excerpts | None = None,
+    keys: np.ndarray | None = None,
+) -> Fitted:
+    """``fit``, where long memories may come back at SUMMARY as excerpts of their passages nearest the query.
+
+    With ``excerpts``, step 1 takes *units* in order of relevance instead of
+    candidates: a short memory is one unit (its ``keys`` entry, the
+    candidate's relevance), a long memory's passages one unit each (its best
+    passage at the memory's own relevance, so that it enters where it ranks).
+    A long memory's first unit opens its excerpt (or a headline if that no
+    longer fits); each later one adds its passage while the excerpt stays
+    within the memory's share and the budget. Detail is given up before
+    coverage here too, at the grain of a passage: a relevant passage of one
+    memory comes before a less relevant one of another. Step 2 may replace an
+    excerpt by the full text where its tier is FULL and it fits; last, by
+    relevance, excerpts get their headline in front where room is left.
+    Without ``excerpts`` this is ``fit`` exactly.
+    """
     if policy not in POLICIES:
         raise ValueError(f"unknown budget policy {policy!r}; choose one of {', '.join(POLICIES)}.")
     natural = np.asarray(natural, dtype=np.int64)
     n = len(natural)
     out = np.zeros(n, dtype=np.int64)
+    taken = np.zeros(len(excerpts.item) if excerpts is not None else 0, dtype=bool)
+    headed = np.zeros(n, dtype=bool)
     if n == 0:
-        return out.astype(np.int8)
+        return Fitted(out.astype(np.int8), taken, headed)
     groups = np.zeros(n, dtype=np.int64) if groups is None else np.asarray(groups, dtype=np.int64)
     group_costs = np.zeros(int(groups.max()) + 1, dtype=np.int64) if group_costs is None else np.asarray(group_costs, dtype=np.int64)
     charged = np.zeros(len(group_costs), dtype=bool)
@@ -103,10 +169,16 @@ def fit(
                 f"(the smallest costs {int(cheapest.min())})."
             )
     left = int(budget)
+    spent = np.zeros(n, dtype=np.int64)  # what each candidate's line costs as taken so far
+    long = np.zeros(n, dtype=bool)
+    used_words = np.zeros(n, dtype=np.int64)
+    if excerpts is not None and len(excerpts.item):
+        long[np.asarray(excerpts.item, dtype=np.int64)] = True
 
-    def take(i: int, tier: int) -> bool:
+    def pay(i: int, cost: int) -> bool:
+        """Make candidate i's line cost ``cost`` (and its day's heading, if it is the day's first)."""
         nonlocal left
-        extra = int(costs[i, tier]) - (int(costs[i, out[i]]) if out[i] else 0)
+        extra = cost - int(spent[i])
         if not out[i] and not charged[groups[i]]:
             extra += int(group_costs[groups[i]])
         if extra > left:
@@ -114,11 +186,48 @@ def fit(
         left -= extra
         if not out[i]:
             charged[groups[i]] = True
+        spent[i] = cost
+        return True
+
+    def take(i: int, tier: int) -> bool:
+        if not pay(i, int(costs[i, tier])):
+            return False
         out[i] = tier
         return True
 
-    # 1. Coverage by relevance, readable where the tier allows.
-    for i in range(n):
+    def extend(p: int) -> None:
+        """Passage ``p`` into its memory's excerpt (opening the excerpt, or a headline, if it is the first)."""
+        assert excerpts is not None
+        i = int(excerpts.item[p])
+        if not shown[i]:
+            return
+        if natural[i] == Tier.HEADLINE:
+            if not out[i]:
+                take(i, Tier.HEADLINE)
+            return
+        if out[i] == Tier.SUMMARY:
+            if used_words[i] + int(excerpts.words[p]) > int(excerpts.share[i]):
+                return
+            if pay(i, int(spent[i]) + int(excerpts.cost[p])):
+                taken[p] = True
+                used_words[i] += int(excerpts.words[p])
+            return
+        if pay(i, int(excerpts.opening[i]) + int(excerpts.cost[p])):
+            out[i] = Tier.SUMMARY
+            taken[p] = True
+            used_words[i] = int(excerpts.words[p])
+        elif not out[i]:
+            take(i, Tier.HEADLINE)
+
+    # 1. Coverage by relevance, readable where the tier allows (a long memory: passage by passage).
+    if excerpts is None or not len(excerpts.item):
+        units = [(i, -1) for i in range(n)]
+    else:
+        units = _units(n, long, excerpts, keys)
+    for i, p in units:
+        if p >= 0:
+            extend(p)
+            continue
         if not shown[i]:
             continue
         first = Tier.HEADLINE if policy == "coverage-first" else min(int(natural[i]), Tier.SUMMARY)
@@ -127,18 +236,42 @@ def fit(
     # 2. Full text back by L (coverage-first: any detail back by L).
     for i in (np.arange(n) if detail_order is None else np.asarray(detail_order, dtype=np.int64)).tolist():
         if natural[i] == Tier.FULL and out[i] == Tier.SUMMARY:
-            take(i, Tier.FULL)
-        elif policy == "coverage-first" and out[i] == Tier.HEADLINE and natural[i] > Tier.HEADLINE:
+            if take(i, Tier.FULL) and long[i]:
+                taken[excerpts.item == i] = False  # type: ignore[union-attr]
+        elif policy == "coverage-first" and out[i] == Tier.HEADLINE and natural[i] > Tier.HEADLINE and not long[i]:
             for tier in range(int(natural[i]), Tier.HEADLINE, -1):
                 if take(i, tier):
                     break
-    # 3. What step 1 cut to a headline, back by relevance.
+    # 3. What step 1 cut to a headline, back by relevance (a long memory's passages had their turn).
     for i in range(n):
-        if out[i] == Tier.HEADLINE and natural[i] > Tier.HEADLINE:
+        if out[i] == Tier.HEADLINE and natural[i] > Tier.HEADLINE and not long[i]:
             for tier in range(int(natural[i]), Tier.HEADLINE, -1):
                 if take(i, tier):
                     break
-    return out.astype(np.int8)
+    # 4. Excerpts get their headline in front, by relevance, where room is left.
+    if excerpts is not None:
+        for i in range(n):
+            if long[i] and out[i] == Tier.SUMMARY and pay(i, int(spent[i]) + int(excerpts.headline[i])):
+                headed[i] = True
+    return Fitted(out.astype(np.int8), taken, headed)
 
 
-__all__ = ["fit", "POLICIES", "estimate_tokens", "tokens_for_length", "tier_costs", "total_tokens", "MIN_BUDGET"]
+def _units(n: int, long: np.ndarray, excerpts: Excerpts, keys: np.ndarray | None) -> list[tuple[int, int]]:
+    """Step 1's units in order of relevance: (candidate, -1) for a short memory, (candidate, passage) for a long one's."""
+    item = np.asarray(excerpts.item, dtype=np.int64)
+    relevance = np.asarray(keys, dtype=np.float64) if keys is not None else -np.arange(n, dtype=np.float64)
+    pkey = np.asarray(excerpts.key, dtype=np.float64).copy()
+    # A long memory's best passage stands at the memory's own relevance (it may rank by its whole text).
+    best = np.full(n, -1, dtype=np.int64)
+    for p in np.lexsort((-pkey, item)).tolist():
+        if best[item[p]] < 0:
+            best[item[p]] = p
+    firsts = best[long]
+    pkey[firsts] = np.maximum(pkey[firsts], relevance[long])
+    short = np.flatnonzero(~long)
+    all_keys = np.concatenate([relevance[short], pkey])
+    units = [(int(i), -1) for i in short] + [(int(item[p]), p) for p in range(len(item))]
+    return [units[u] for u in np.argsort(-all_keys, kind="stable").tolist()]
+
+
+__all__ = ["Excerpts", "Fitted", "fit", "fit_excerpts", "POLICIES", "estimate_tokens", "tokens_for_length", "tier_costs", "total_tokens", "MIN_BUDGET"]
