@@ -83,6 +83,9 @@ class Conversation:
     speakers: list[str]
     sessions: list[Session]
     questions: list[Question]
+    # turn id -> the fact statements said in that turn, verbatim (a turn may join them with small talk):
+    # what the retrieval benchmark's "read" metric looks for
+    facts: dict[str, list[str]] = field(default_factory=dict)
 
     def turns(self) -> list[Turn]:
         return [turn for session in self.sessions for turn in session.turns]
@@ -112,7 +115,7 @@ def from_json(text: str) -> list[Conversation]:
             for s in c["sessions"]
         ]
         questions = [Question(**q) for q in c["questions"]]
-        out.append(Conversation(c["id"], list(c["speakers"]), sessions, questions))
+        out.append(Conversation(c["id"], list(c["speakers"]), sessions, questions, {k: list(v) for k, v in c.get("facts", {}).items()}))
     return out
 
 
@@ -1771,6 +1774,8 @@ def _render(rng: random.Random, cid: str, speakers: list[str], dates: list[datet
     for part in plan.parts:
         by_session[part.session].append(part)
     pid_to_turn: dict[str, str] = {}
+    part_text = {part.pid: part.text for part in plan.parts}
+    facts: dict[str, list[str]] = {}
     sessions: list[Session] = []
     for si, started in enumerate(dates):
         parts = by_session[si]
@@ -1791,6 +1796,7 @@ def _render(rng: random.Random, cid: str, speakers: list[str], dates: list[datet
             turn_id = f"D{si + 1}:{ti_}"
             for pid in pids:
                 pid_to_turn[pid] = turn_id
+                facts.setdefault(turn_id, []).append(part_text[pid])
             session_turns.append(Turn(turn_id, speakers[spk], text, at))
             at = at + timedelta(seconds=rng.randint(20, 60) + 3 * len(text.split()))
         sessions.append(Session(si + 1, started, session_turns))
@@ -1807,7 +1813,7 @@ def _render(rng: random.Random, cid: str, speakers: list[str], dates: list[datet
                 speaker=speakers[q.speaker],
             )
         )
-    return Conversation(cid, list(speakers), sessions, questions)
+    return Conversation(cid, list(speakers), sessions, questions, facts)
 
 
 def _session_lines(rng: random.Random, texts: _Texts, speakers: list[str], si: int, parts: list[Part],
