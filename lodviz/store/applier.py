@@ -11,7 +11,8 @@
 - ``settle``: every other write, and every read of the audit log or of usage,
   has everything pending applied first (waiting for a background apply), so
   the audit log keeps the order things happened in;
-- ``close``: pending entries applied, the thread ended, an empty file removed.
+- ``stop``, then ``close``: the thread ended, pending entries applied, an
+  empty file removed.
 
 A read-only open cannot apply the journal: ``check`` refuses one that holds
 entries, or keeps them (``unapplied``) for the store to show as its writes
@@ -24,8 +25,9 @@ runs in) and ``error`` (a file's ``OSError`` as a ``StoreError``). ``applied``
 (called under the lock once entries are in the tables) is held weakly, and the
 thread holds the applier weakly: a store dropped without ``close`` is
 collected, and the thread then ends. The store calls ``settle``,
-``apply_if_long`` and ``append`` only outside a transaction; the thread's
-applies take the store's lock, so they never meet one either.
+``apply_if_long`` and ``append`` only outside a transaction; the thread starts
+an apply under the store's lock, which an open transaction holds throughout,
+and a transaction begun while it writes settles first, so waits for it.
 """
 
 from __future__ import annotations
