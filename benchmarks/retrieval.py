@@ -1,8 +1,9 @@
 """Retrieval quality: how much of what a question needs an agent can read, for the same real tokens.
 
-    python benchmarks/retrieval.py                                  # every set, 500-4,000 tokens (~15 min)
-    python benchmarks/retrieval.py --quick                          # small sets, a smoke run (~2 min)
-    python benchmarks/retrieval.py --sets turns                     # the one-turn-per-memory set alone (~4 min)
+    python benchmarks/retrieval.py                                  # every set, 500-4,000 tokens (~7 min here)
+    python benchmarks/retrieval.py --quick                          # small sets, a smoke run (~1 min)
+    python benchmarks/retrieval.py --sets turns,sessions            # some sets only
+    python benchmarks/retrieval.py --report benchmarks/results/retrieval-long-before.json   # print a result's report
     python benchmarks/retrieval.py --systems flat,lodviz-custom --params alpha=0.8,lam=0.01
     python benchmarks/retrieval.py --workdir /tmp/rb --keep         # keep the ingested stores for the next run
     python benchmarks/retrieval.py --open lexical_weight=0 --open budget_policy=coverage-first   # ablations
@@ -866,6 +867,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--keep", action="store_true", help="keep the temporary work directory")
     parser.add_argument("--results-dir", default=str(RESULTS))
     parser.add_argument("--no-write", action="store_true", help="print the report only")
+    parser.add_argument("--report", default=None, metavar="RESULT_JSON", help="print the report of a result written earlier, and exit")
     args = parser.parse_args(argv)
     try:
         args.open_args = parse_open_args(args.open)
@@ -931,6 +933,9 @@ def corpora_for(args: argparse.Namespace) -> tuple[list[Corpus], list[Conversati
 def main(argv: list[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else list(argv)
     args = parse_args(given)
+    if args.report:
+        print(report(json.loads(Path(args.report).read_text())))
+        return 0
     started = time.perf_counter()
     available = systems(args)
     unknown = [s for s in args.system_list if s not in available]
@@ -1122,13 +1127,15 @@ def report_set(name: str, entry: dict[str, Any], budgets: Sequence[int]) -> list
         rows = []
         for b in budgets:
             lm, hm, mm = (r["budgets"][str(b)] for r in (lod, hyb, mem))
-            ok1 = lm["recall_read"] >= hm["recall_read"] - 1e-12
+            ok1 = lm["recall_read"] >= hm["recall_read"]
             ok2 = lm["recall_read"] > mm["recall_read"]
-            ok3 = lm["mean_memories"] >= hm["mean_memories"] - 1e-12
-            rows.append([f"{b:,}", f"{'yes' if ok1 else 'no'} ({lm['recall_read']:.3f} vs {hm['recall_read']:.3f})",
-                         f"{'yes' if ok2 else 'no'} ({lm['recall_read']:.3f} vs {mm['recall_read']:.3f})",
-                         f"{'yes' if ok3 else 'no'} ({lm['mean_memories']:.1f} vs {hm['mean_memories']:.1f})"])
-        parts += ["lodviz default against the goal:", "",
+            ok3 = lm["mean_memories"] >= hm["mean_memories"]
+            rows.append([f"{b:,}", f"{'yes' if ok1 else 'no'} ({lm['recall_read']:.4f} vs {hm['recall_read']:.4f})",
+                         f"{'yes' if ok2 else 'no'} ({lm['recall_read']:.4f} vs {mm['recall_read']:.4f})",
+                         f"{'yes' if ok3 else 'no'} ({lm['mean_memories']:.2f} vs {hm['mean_memories']:.2f})"])
+        note = (" (the goal is stated for the long-memory sets; on this set lodviz must not fall below its own earlier numbers)"
+                if name == "turns" else "")
+        parts += [f"lodviz default against the goal{note}:", "",
                   markdown_table(["budget", "reads >= flat-hybrid", "reads > flat-memories", "memories >= flat-hybrid"], rows), ""]
     shown = [s for s in ("lodviz-default", "flat-hybrid", "flat-memories", "flat-passages") if s in runs] or list(runs)[:3]
     for key, title in (("by_category", "category"), ("by_group", "source")):
