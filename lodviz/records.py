@@ -1,4 +1,4 @@
-"""The records lodviz keeps: memories, their columns, audit events, conflicts, golden queries.
+"""The records lodviz keeps: memories, their columns and passages, audit events, conflicts, golden queries.
 
 The store reads and writes these; the service (``lodviz.memory``) and the
 faces speak in them. Times are timezone-aware UTC ``datetime`` here and POSIX
@@ -43,6 +43,10 @@ class NewMemory:
     retrieval_count: int = 0
     last_retrieved_at: datetime | None = None
     floor: int = 0
+    # A long memory's passages (``lodviz.passages.cut``): spans of ``text`` and, row for row, their
+    # embeddings as the embedder made them; a short memory has none.
+    passages: tuple[tuple[int, int], ...] = ()
+    passage_vectors: np.ndarray | None = None
 
 
 @dataclass
@@ -67,6 +71,8 @@ class MemoryRecord:
     x: float | None = None
     y: float | None = None
     forgotten: bool = False
+    #: The passages' spans, where the reader asked for them (an export: ``[]`` for a short memory); None otherwise.
+    passages: list[list[int]] | None = None
 
     def visible_to(self, agent_id: str | None) -> bool:
         """May ``agent_id`` see this memory? Its own and shared ones; all for None (an auditor).
@@ -96,6 +102,7 @@ class MemoryRecord:
             "retrieval_count": self.retrieval_count,
             "floor": scoring.Tier(self.floor).name,
             "metadata": self.metadata,
+            **({} if self.passages is None else {"passages": self.passages}),
         }
 
 
@@ -306,6 +313,49 @@ class Columns:
         return (self.shared | (self.agent_code == code)) & live
 
 
+@dataclass(frozen=True)
+class Passages:
+    """The passages of many memories (``lodviz.passages``), one row each, grouped by memory id ascending,
+    then by position within the memory.
+
+    ``spans`` are ``(start, stop)`` character offsets into the memory's full
+    text; ``vectors`` are unit vectors (a forgotten memory has no passages).
+    """
+
+    owner: np.ndarray  # int64 memory ids
+    position: np.ndarray  # int32, the passage's index within its memory
+    spans: np.ndarray  # (P, 2) int64
+    vectors: np.ndarray  # (P, dim) float32, unit
+
+    @classmethod
+    def empty(cls, dim: int) -> Passages:
+        return cls(
+            owner=np.zeros(0, dtype=np.int64), position=np.zeros(0, dtype=np.int32),
+            spans=np.zeros((0, 2), dtype=np.int64), vectors=np.zeros((0, dim), dtype=np.float32),
+        )
+
+    def __len__(self) -> int:
+        return len(self.owner)
+
+    def take(self, rows: np.ndarray | slice) -> Passages:
+        return Passages(self.owner[rows], self.position[rows], self.spans[rows], self.vectors[rows])
+
+    def of(self, ids: Sequence[int] | np.ndarray) -> Passages:
+        """The rows of the memories ``ids`` (any order, repeats allowed), grouped as here: by memory id ascending."""
+        wanted = np.unique(np.asarray(ids, dtype=np.int64))
+        starts = np.searchsorted(self.owner, wanted, side="left")
+        stops = np.searchsorted(self.owner, wanted, side="right")
+        held = stops > starts
+        if not held.any():
+            return self.take(slice(0, 0))
+        # Every row of each held memory: its run of rows, the runs one after the other.
+        starts, stops = starts[held], stops[held]
+        lengths = stops - starts
+        rows = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
+        return self.take(rows)
+
+
 __all__ = [
     "VISIBILITIES", "MemoryId", "Label", "RecentUse", "NewMemory", "MemoryRecord", "ConflictLink", "Conflict", "Golden", "AuditEvent", "ROW_FIELDS", "Columns",
+    "Passages",
 ]

@@ -1,7 +1,8 @@
 """The store interface every backend implements (its records are in ``lodviz.records``).
 
 A store knows tables, not faces: memories (three texts, an embedding and the
-first-class columns the non-semantic modes query), an append-only audit log,
+first-class columns the non-semantic modes query), the passages of long
+memories (spans of the full text, each with its embedding), an append-only audit log,
 agent profiles, a small key-value ``meta`` table and named binary artifacts
 (the fitted layout model). ``memory.Memory`` is the only caller.
 
@@ -31,6 +32,7 @@ from lodviz.records import (  # re-exported: the backends speak in them
     Golden,
     MemoryRecord,
     NewMemory,
+    Passages,
 )
 from lodviz.store.scan_buffer import ScanBuffer
 from lodviz.times import utc
@@ -46,6 +48,7 @@ TABLES: dict[str, tuple[str, ...]] = {
         "id", "text", "summary", "headline", "embedding", "embedding_model", "content_hash", "created_at", "floor",
         "agent_id", "visibility", "kind", "source", "metadata", "layout_x", "layout_y", "forgotten_at",
     ),
+    "passages": ("memory_id", "position", "start", "stop", "embedding"),
     "usage": ("memory_id", "retrieval_count", "last_retrieved_at"),
     "profiles": ("agent_id", "alpha", "lam", "theta1", "theta2", "theta3", "k", "updated_at"),
     "conflicts": (
@@ -58,7 +61,8 @@ TABLES: dict[str, tuple[str, ...]] = {
 }
 #: The key each table is read in order of (what a comparison of two copies walks).
 TABLE_ORDER = {
-    "meta": "key", "artifacts": "name", "memories": "id", "usage": "memory_id", "profiles": "agent_id",
+    "meta": "key", "artifacts": "name", "memories": "id", "passages": "memory_id, position", "usage": "memory_id",
+    "profiles": "agent_id",
     "conflicts": "memory_id, other_id", "golden": "id", "audit": "id", "tokens": "id",
 }
 
@@ -92,7 +96,8 @@ class Store(abc.ABC):
     def insert(
         self, memories: Sequence[NewMemory], audit: AuditEvent | None, links: Sequence[ConflictLink] = ()
     ) -> list[int | None]:
-        """Write a batch and its conflict candidates in one transaction; duplicates (by content hash) get None."""
+        """Write a batch, its passages and its conflict candidates in one transaction; duplicates (by content
+        hash) get None."""
 
     @abc.abstractmethod
     def existing_hashes(self, hashes: Iterable[str]) -> set[str]: ...
@@ -150,6 +155,16 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def unit_vectors(self) -> np.ndarray:
         """Every embedding, unit-normalised, float32, aligned with ``state()``."""
+
+    def passages(self) -> Passages:
+        """Every passage of the memories ``state()`` holds, their vectors unit (none of a forgotten memory).
+
+        Read from the same in-process mirror as ``snapshot()``, but by a call
+        of its own: a memory written in between may have passages here and no
+        row there, so a caller keeps the ``Passages.of`` its rows. A backend
+        without passages has none.
+        """
+        return Passages.empty(self.unit_vectors().shape[1])
 
     def warm(self) -> None:
         """Load what searches read from memory now, ahead of the first search.
@@ -224,7 +239,7 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def forget(self, memory_id: int, audit: AuditEvent) -> None:
-        """Erase a memory's texts and vector for good, keeping its row and usage; audited."""
+        """Erase a memory's texts, vector and passages for good, keeping its row and usage; audited."""
 
     # -- conflicts ------------------------------------------------------------
     @abc.abstractmethod
@@ -356,6 +371,27 @@ def conflict_rows(ids: Sequence[int | None], links: Sequence[ConflictLink]) -> l
             unique.setdefault((int(memory_id), int(other)), link)
     pair_of = {id(link): pair for pair, link in unique.items()}
     return [(*pair_of[id(link)], float(link.similarity), link.reason) for link in strongest(unique.values())]
+
+
+def passage_rows(written: Sequence[tuple[int, NewMemory]]) -> Passages:
+    """The passages of a batch's new memories (each with its id), vectors as the embedder made them.
+
+    Checked before anything is written: every span needs its vector.
+    """
+    owners, positions, spans, vectors = [], [], [], []
+    for memory_id, m in written:
+        if not m.passages:
+            continue
+        made = np.asarray(m.passage_vectors if m.passage_vectors is not None else np.zeros((0, 0)), dtype=np.float32)
+        if made.ndim != 2 or len(made) != len(m.passages) or made.shape[1] != len(m.embedding):
+            raise ValueError(f"memory {memory_id} has {len(m.passages)} passages and {made.shape[0] if made.ndim else 0} passage vectors of its dimension.")
+        owners.append(np.full(len(m.passages), memory_id, dtype=np.int64))
+        positions.append(np.arange(len(m.passages), dtype=np.int32))
+        spans.append(np.asarray(m.passages, dtype=np.int64).reshape(-1, 2))
+        vectors.append(made)
+    if not owners:
+        return Passages.empty(len(written[0][1].embedding) if written else 0)
+    return Passages(np.concatenate(owners), np.concatenate(positions), np.concatenate(spans), np.vstack(vectors))
 
 
 def portable_row(row: tuple, columns: Sequence[str]) -> tuple:

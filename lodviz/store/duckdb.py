@@ -50,12 +50,23 @@ from lodviz.store.base import (
     ConflictLink,
     MemoryRecord,
     NewMemory,
+    Passages,
     dumps,
+    passage_rows,
     portable_row,
 )
 from lodviz.store.journal import Entry, journal_file
 from lodviz.store.migrations import Migrations, Target
-from lodviz.store.sql import FORGET_CONFLICTS, FORGOTTEN, RECORD_COLUMNS, SQLStore, record, utcnow
+from lodviz.store.sql import (
+    FORGET_CONFLICTS,
+    FORGET_PASSAGES,
+    FORGOTTEN,
+    PASSAGE_COLUMNS,
+    RECORD_COLUMNS,
+    SQLStore,
+    record,
+    utcnow,
+)
 from lodviz.store.texts import ShortTexts, TextMirror
 from lodviz.times import utc
 
@@ -283,6 +294,24 @@ def m009_tokens(con: duckdb.DuckDBPyConnection) -> None:
             created_at TIMESTAMP NOT NULL,
             created_by VARCHAR NOT NULL,
             revoked_at TIMESTAMP
+        )
+        """
+    )
+
+
+@MIGRATIONS
+def m010_passages(con: duckdb.DuckDBPyConnection) -> None:
+    # A long memory's passages (lodviz.passages): spans of its full text, each embedded like a memory.
+    # No key: the writer numbers a memory's passages once, and a memory's rows, written together
+    # in id order, are found by the column's min/max per row group; an index would cost every insert.
+    con.execute(
+        """
+        CREATE TABLE passages (
+            memory_id BIGINT NOT NULL,
+            position INTEGER NOT NULL,
+            start BIGINT NOT NULL,
+            stop BIGINT NOT NULL,
+            embedding FLOAT[] NOT NULL
         )
         """
     )
@@ -717,6 +746,7 @@ class DuckDBStore(SQLStore):
                 return ids
             vectors = np.vstack([np.asarray(m.embedding, dtype=np.float32) for m in rows])
             table = _incoming(rows, [ids[i] for i in fresh], vectors)
+            passages = passage_rows([(int(ids[i] or 0), memories[i]) for i in fresh])
             with self.atomic():
                 with _registered(self._con, "_incoming", table):
                     self._run(
@@ -731,10 +761,13 @@ class DuckDBStore(SQLStore):
                         "INSERT INTO usage SELECT id, retrieval_count, last_retrieved_at FROM _incoming "
                         "WHERE retrieval_count > 0 OR last_retrieved_at IS NOT NULL"
                     )
+                if len(passages):
+                    _insert_arrow(self._con, "passages", _passage_table(passages))
                 self._links_and_audit(ids, fresh, memories, links, audit)
             if self._cache is not None:
                 codes = self._cache.code_agents([m.agent_id for m in rows])
                 self._cache.add(_state_of(rows, [int(ids[i] or 0) for i in fresh], codes), _unit(vectors), table)
+                self._cache.passages.add(passages)
                 self._version += 1
             return ids
 
@@ -814,6 +847,7 @@ class DuckDBStore(SQLStore):
                     ids = self._con.sql("SELECT id FROM memories ORDER BY id").to_arrow_table().column("id")
                     batches = self._con.sql(_STATE_SQL.format(where="")).to_arrow_reader(_LOAD_BATCH)
                     cache = TextMirror(*_state_from_batches(batches, np.asarray(ids.to_numpy(), dtype=np.int64), self.matrix))
+                    cache.passages.add(_passages_from(self._con.sql(f"SELECT {PASSAGE_COLUMNS} FROM passages").to_arrow_table()))
                 self._applier.count_unapplied(cache)  # a read-only open's journalled searches, as touch counts them
                 self._cache = cache
                 self._version += 1
@@ -924,9 +958,11 @@ class DuckDBStore(SQLStore):
                     [FORGOTTEN, FORGOTTEN, FORGOTTEN, [0.0] * int(dim), _naive(utcnow()), memory_id],
                 )
                 self._sql(FORGET_CONFLICTS, [FORGOTTEN, memory_id, memory_id])
+                self._sql(FORGET_PASSAGES, [memory_id])
                 self._insert_audit(audit)
             if self._cache is not None:
                 self._cache.forgot(memory_id)
+                self._cache.passages.drop([memory_id])
 
     def _any_in_conflicts(self, ids: Sequence[int]) -> bool:
         with self._lock:
@@ -1018,7 +1054,7 @@ class DuckDBStore(SQLStore):
             return
         columns = TABLES[table]
         stored = [tuple(_naive(v) if isinstance(v, datetime) else v for v in row) for row in rows]
-        if table == "memories":
+        if "embedding" in columns:
             at = columns.index("embedding")
             stored = [(*row[:at], np.asarray(row[at], dtype=np.float32).tolist(), *row[at + 1:]) for row in stored]
         marks = ", ".join("?" for _ in columns)
@@ -1090,6 +1126,39 @@ def _incoming(rows: Sequence[NewMemory], ids: Sequence[int | None], vectors: np.
             "metadata": [dumps(m.metadata) for m in rows],
         }
     )
+
+
+def _passage_table(passages: Passages) -> pa.Table:
+    """A batch's passages (``base.passage_rows``) as the Arrow table ``insert`` loads into ``passages``."""
+    return pa.table({
+        "memory_id": pa.array(passages.owner, pa.int64()),
+        "position": pa.array(passages.position, pa.int32()),
+        "start": pa.array(passages.spans[:, 0], pa.int64()),
+        "stop": pa.array(passages.spans[:, 1], pa.int64()),
+        "embedding": pa.FixedSizeListArray.from_arrays(
+            pa.array(passages.vectors.ravel(), pa.float32()), passages.vectors.shape[1]
+        ).cast(pa.list_(pa.float32())),
+    })
+
+
+def _passages_from(table: pa.Table) -> Passages:
+    """The passages table read whole (Arrow), as ``Passages`` in their order, vectors as stored.
+
+    Read without ORDER BY, which would sort the embeddings too: DuckDB keeps the
+    order rows were inserted in (id order), and only a table written otherwise is sorted here.
+    """
+    owner = np.asarray(table.column("memory_id").to_numpy(), dtype=np.int64)
+    position = np.asarray(table.column("position").to_numpy(), dtype=np.int32)
+    spans = np.stack([table.column("start").to_numpy(), table.column("stop").to_numpy()], axis=1).astype(np.int64)
+    vectors = (
+        np.asarray(table.column("embedding").combine_chunks().flatten().to_numpy(), dtype=np.float32).reshape(len(owner), -1)
+        if len(owner) else np.zeros((0, 0), dtype=np.float32)
+    )
+    step = np.diff(owner)
+    if np.any((step < 0) | ((step == 0) & (np.diff(position) <= 0))):
+        order = np.lexsort((position, owner))
+        return Passages(owner[order], position[order], spans[order], vectors[order])
+    return Passages(owner, position, spans, vectors)
 
 
 def _state_of(rows: Sequence[NewMemory], ids: Sequence[int], codes: np.ndarray) -> Columns:

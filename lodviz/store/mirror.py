@@ -15,7 +15,12 @@ one ``Mirror`` and bring it forward as rows are written:
   layout: the writes this process makes, counted by the store's version).
 
 ``rows``/``present_rows`` find the rows of ids (``present_rows`` refuses an id
-not held).
+not held); ``holds`` says which ids are held.
+
+``passages`` (a ``PassageMirror``) holds the passages of the memories held,
+brought forward by the backend with the rows: added with new memories (DuckDB's
+inserts; PostgreSQL reads those of the ids a merge brings in) and dropped with
+a forgotten one.
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ import numpy as np
 
 from lodviz.errors import StoreError
 from lodviz.matrix import UnitRows
-from lodviz.records import ROW_FIELDS, Columns
+from lodviz.records import ROW_FIELDS, Columns, Passages
+from lodviz.scoring import normalize_rows
 
 
 def code_agents(known: list[str], names: Sequence[str]) -> np.ndarray:
@@ -41,13 +47,76 @@ def code_agents(known: list[str], names: Sequence[str]) -> np.ndarray:
     return np.asarray(codes, dtype=np.int32)
 
 
+class PassageMirror:
+    """Every passage of the memories a mirror holds, in ``Passages`` order (memory id ascending, then position).
+
+    Passages of memories above every one held are appended into arrays that
+    grow by doubling, so ``Passages`` handed out before (views of the first
+    rows) keep what they were taken with; rows placed among the held ones
+    (another writer's memory, committed late) or taken out (a forget) make new
+    arrays, for the same reason.
+    """
+
+    def __init__(self) -> None:
+        self.n = 0
+        self._rows = Passages.empty(0)  # capacity rows; the first ``n`` are held
+
+    def passages(self, dim: int) -> Passages:
+        """The rows held (an empty mirror's vectors have ``dim`` columns)."""
+        if not self.n:
+            return Passages.empty(dim)
+        return self._rows.take(slice(0, self.n))
+
+    def add(self, incoming: Passages) -> None:
+        """Passages of memories not held yet, in ``Passages`` order; their vectors as stored (made unit here)."""
+        if not len(incoming):
+            return
+        incoming = Passages(
+            np.asarray(incoming.owner, dtype=np.int64), np.asarray(incoming.position, dtype=np.int32),
+            np.asarray(incoming.spans, dtype=np.int64).reshape(-1, 2),
+            normalize_rows(np.asarray(incoming.vectors, dtype=np.float32)),
+        )
+        if self.n and incoming.owner[0] <= self._rows.owner[self.n - 1]:
+            held = self._rows.take(slice(0, self.n))
+            both = [np.concatenate([getattr(held, name), getattr(incoming, name)]) for name in ("owner", "position", "spans", "vectors")]
+            order = np.lexsort((both[1], both[0]))
+            self._rows = Passages(*(column[order] for column in both))
+            self.n = len(order)
+            return
+        need = self.n + len(incoming)
+        if need > len(self._rows) or self._rows.vectors.shape[1] != incoming.vectors.shape[1]:
+            capacity = max(need, 2 * len(self._rows), 1024)
+            grown = Passages(
+                np.empty(capacity, dtype=np.int64), np.empty(capacity, dtype=np.int32),
+                np.empty((capacity, 2), dtype=np.int64), np.empty((capacity, incoming.vectors.shape[1]), dtype=np.float32),
+            )
+            if self.n:
+                for name in ("owner", "position", "spans", "vectors"):
+                    getattr(grown, name)[: self.n] = getattr(self._rows, name)[: self.n]
+            self._rows = grown
+        for name in ("owner", "position", "spans", "vectors"):
+            getattr(self._rows, name)[self.n : need] = getattr(incoming, name)
+        self.n = need
+
+    def drop(self, ids: Sequence[int] | np.ndarray) -> None:
+        """Take out the passages of memories ``ids`` (forgotten)."""
+        if not self.n or not len(ids):
+            return
+        held = self._rows.take(slice(0, self.n))
+        gone = np.isin(held.owner, np.asarray(ids, dtype=np.int64))
+        if gone.any():
+            self._rows = held.take(np.flatnonzero(~gone))  # a copy: what was handed out stays as it was
+            self.n = len(self._rows)
+
+
 class Mirror:
-    """The columns and the unit embedding matrix (``lodviz.matrix``) of every memory, in id order."""
+    """The columns and the unit embedding matrix (``lodviz.matrix``) of every memory, in id order, and their passages."""
 
     def __init__(self, state: Columns, matrix: UnitRows) -> None:
         self.n = len(state)
         self._state = state
         self.matrix = matrix
+        self.passages = PassageMirror()
 
     @classmethod
     def of(cls, state: Columns, vectors: np.ndarray, kind: str = "float32") -> Mirror:
@@ -173,8 +242,16 @@ class Mirror:
             return guess
         return None
 
+    def holds(self, ids: np.ndarray) -> np.ndarray:
+        """Which of ``ids`` are held (a mask)."""
+        if not self.n:
+            return np.zeros(len(ids), dtype=bool)
+        held = self._state.ids[: self.n]
+        at = np.minimum(np.searchsorted(held, ids), self.n - 1)
+        return held[at] == ids
+
     def column(self, name: str) -> np.ndarray:
         return getattr(self._state, name)
 
 
-__all__ = ["Mirror", "code_agents"]
+__all__ = ["Mirror", "PassageMirror", "code_agents"]

@@ -50,12 +50,14 @@ from lodviz.store.base import (
     ConflictLink,
     MemoryRecord,
     NewMemory,
+    Passages,
     dumps,
+    passage_rows,
     portable_row,
 )
 from lodviz.store.migrations import Migrations, Target
 from lodviz.store.mirror import Mirror, code_agents
-from lodviz.store.sql import FORGET_CONFLICTS, FORGOTTEN, RECORD_COLUMNS, SQLStore, record
+from lodviz.store.sql import FORGET_CONFLICTS, FORGET_PASSAGES, FORGOTTEN, PASSAGE_COLUMNS, RECORD_COLUMNS, SQLStore, record
 from lodviz.times import utc
 
 log = logging.getLogger("lodviz.store.postgres")
@@ -227,6 +229,16 @@ def m003_audit_no_truncate(cur: Any) -> None:
     )
 
 
+@MIGRATIONS
+def m004_passages(cur: Any) -> None:
+    # A long memory's passages (lodviz.passages): spans of its full text, each embedded like a memory.
+    # The key finds a memory's passages: a reader loads those of the ids its mirror merges, a forget deletes them.
+    cur.execute(
+        "CREATE TABLE passages (memory_id BIGINT NOT NULL, position INTEGER NOT NULL, start BIGINT NOT NULL, "
+        "stop BIGINT NOT NULL, embedding vector NOT NULL, PRIMARY KEY (memory_id, position))"
+    )
+
+
 def apply_migrations(con: Any) -> list[str]:
     """Apply pending migrations in order, once, whoever else opens the store now: one transaction
     under an advisory lock."""
@@ -368,6 +380,11 @@ class PostgresStore(SQLStore):
                             m.embedding_model, m.content_hash, utc(m.created_at), int(m.floor), m.agent_id, m.visibility,
                             m.kind, m.source, dumps(m.metadata), stamp,
                         ))
+                passages = passage_rows([(int(ids[i] or 0), memories[i]) for i in fresh])
+                if len(passages):
+                    with self._con.cursor().copy(f"COPY passages ({PASSAGE_COLUMNS}) FROM STDIN") as copy:
+                        for row in zip(passages.owner.tolist(), passages.position.tolist(), passages.spans.tolist(), passages.vectors):
+                            copy.write_row((row[0], row[1], row[2][0], row[2][1], row[3]))
                 used = [(ids[i], memories[i]) for i in fresh if memories[i].retrieval_count or memories[i].last_retrieved_at]
                 if used:  # one statement for the batch's usage, not one per row
                     self._run(
@@ -443,10 +460,28 @@ class PostgresStore(SQLStore):
             if self._mirror is None:
                 names: list[str] = []
                 self._mirror = Mirror.of(*_columns_of(rows, code_agents(names, [r[5] for r in rows]), names))
+                # Every passage, less those of memories committed since the rows above were read.
+                every = self._read_passages("", [])
+                self._mirror.passages.add(every.take(np.flatnonzero(self._mirror.holds(every.owner))))
             else:
+                incoming = np.array([r[0] for r in rows], dtype=np.int64)
+                new = incoming[~self._mirror.holds(incoming)]
                 self._mirror.merge(*_columns_of(rows, self._mirror.code_agents([r[5] for r in rows]), []))
+                self._mirror.passages.drop([r[0] for r in rows if r[13]])  # forgotten here or elsewhere
+                if len(new):
+                    self._mirror.passages.add(self._read_passages("WHERE memory_id = ANY(%s)", [new.tolist()]))
             self._seen = latest
             return self._mirror
+
+    def _read_passages(self, where: str, args: list[Any]) -> Passages:
+        """Passages (vectors as stored) of the memories ``where`` picks, in ``Passages`` order."""
+        rows = self._run(f"SELECT {PASSAGE_COLUMNS} FROM passages {where} ORDER BY memory_id, position", args)
+        if not rows:
+            return Passages.empty(0)
+        return Passages(
+            np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=np.int32),
+            np.array([(r[2], r[3]) for r in rows], dtype=np.int64), np.array([_as_array(r[4]) for r in rows], dtype=np.float32),
+        )
 
     def nearest(
         self,
@@ -527,6 +562,7 @@ class PostgresStore(SQLStore):
                 [FORGOTTEN, FORGOTTEN, FORGOTTEN, np.zeros(int(dim), dtype=np.float32), stamp, memory_id],
             )
             self._sql(FORGET_CONFLICTS, [FORGOTTEN, memory_id, memory_id])
+            self._sql(FORGET_PASSAGES, [memory_id])
             self._insert_audit(audit)
 
     def set_layout(self, ids: Sequence[int] | np.ndarray, x: np.ndarray, y: np.ndarray) -> None:

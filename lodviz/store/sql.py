@@ -5,7 +5,7 @@ golden queries, conflicts, the audit log, profiles, artifacts, the look-ups by
 hash and by words, and the part of ``insert`` that writes a batch's conflict
 links and its audit line; and what both do alike around their SQL: ``atomic``
 (nested blocks join the outermost), the reads of the mirror (``state``,
-``unit_vectors``, ``snapshot``) and a read-only open's check that no migration
+``unit_vectors``, ``snapshot``, ``passages``) and a read-only open's check that no migration
 is missing. A backend subclasses it and keeps what is its own
 (DuckDB: Arrow loads, the journal, private files; PostgreSQL: COPY, HNSW,
 advisory locks, the change counter), over a few hooks:
@@ -18,9 +18,9 @@ advisory locks, the change counter), over a few hooks:
 - ``_transaction()`` and ``_write()``: the outermost transaction of ``atomic``
   (nested blocks join it), and what every writing transaction does first
   (PostgreSQL takes its change number);
-- ``_load()``: the in-process mirror of the columns and the matrix
-  (``lodviz.store.mirror``), brought up to date; ``state``, ``unit_vectors``
-  and ``snapshot`` read it;
+- ``_load()``: the in-process mirror of the columns, the matrix and the
+  passages (``lodviz.store.mirror``), brought up to date; ``state``,
+  ``unit_vectors``, ``snapshot`` and ``passages`` read it;
 - ``_in(column, type)``: "``column`` is one of an array parameter";
 - ``_stored(when)``: a time as its columns take it.
 
@@ -57,6 +57,7 @@ from lodviz.store.base import (
     Golden,
     MemoryRecord,
     NewMemory,
+    Passages,
     Store,
     conflict_rows,
     dumps,
@@ -75,6 +76,10 @@ FORGET_CONFLICTS = (
     "UPDATE conflicts SET status = CASE WHEN status = 'open' THEN 'forgotten' ELSE status END, reason = ? "
     "WHERE memory_id = ? OR other_id = ?"
 )
+#: A forget takes the memory's passages with its texts: their spans and vectors say what it held.
+FORGET_PASSAGES = "DELETE FROM passages WHERE memory_id = ?"
+#: The passages table's columns, as ``Passages`` and ``read_table`` speak them.
+PASSAGE_COLUMNS = ", ".join(TABLES["passages"])
 #: The columns of a ``MemoryRecord`` read from ``memories m`` (usage comes apart: see ``record``).
 RECORD_COLUMNS = (
     "m.id, m.text, m.summary, m.headline, m.embedding_model, m.content_hash, m.created_at, "
@@ -241,6 +246,11 @@ class SQLStore(Store):
         with self._lock:
             mirror = self._load()
             return mirror.state(), mirror.vectors()
+
+    def passages(self) -> Passages:
+        with self._lock:
+            mirror = self._load()
+            return mirror.passages.passages(mirror.matrix.dim)
 
     # -- what both backends write alike ----------------------------------------------
 
@@ -521,4 +531,7 @@ class SQLStore(Store):
         return bool(done)
 
 
-__all__ = ["SQLStore", "FORGOTTEN", "RECORD_COLUMNS", "PROFILE_FIELDS", "record", "aware", "utcnow", "held"]
+__all__ = [
+    "SQLStore", "FORGOTTEN", "FORGET_PASSAGES", "PASSAGE_COLUMNS", "RECORD_COLUMNS", "PROFILE_FIELDS", "record", "aware",
+    "utcnow", "held",
+]

@@ -51,6 +51,20 @@ def test_an_old_file_is_migrated_on_open_and_keeps_its_data(tmp_path):
         assert rows(store, "SELECT retrieval_count, last_retrieved_at FROM memories_with_usage") == [(0, None)]
 
 
+def test_a_store_from_before_passages_gets_the_table_empty(tmp_path):
+    from tests.store.test_store import long_memory
+
+    path = old_store(tmp_path, "009_tokens", OLD_MEMORY)
+    with DuckDBStore(path) as store:
+        assert rows(store, "SELECT count(*) FROM passages") == [(0,)]
+        assert len(store.passages()) == 0 and store.get([1])[1].text == "old"
+    with DuckDBStore(path) as store:
+        m = long_memory(2)  # in the old memory's two dimensions
+        m.embedding, m.passage_vectors = m.embedding[:2] + 1, m.passage_vectors[:, :2]
+        (new,) = store.insert([m], None)
+        assert store.passages().owner.tolist() == [new] * 3 and store.passages().vectors.shape == (3, 2)
+
+
 def test_usage_history_moves_to_its_own_table_on_migration(tmp_path):
     path = old_store(
         tmp_path,

@@ -189,3 +189,35 @@ def test_eight_processes_write_search_and_promote_at_once_and_nothing_is_lost(pg
     mem.close()
     print(f"fleet: 8 processes, {len(written)} writes, {sum(log['searches'] for log in logs)} searches touching "
           f"{sum(touched.values())} memories, {len(promotes)} promotions, 0 failed calls")
+
+
+def test_another_process_passages_come_and_go_with_its_memories(pg_url):
+    from tests.store.test_store import long_memory
+
+    reader, writer = open_store(pg_url), open_store(pg_url)
+    assert len(reader.passages()) == 0  # the mirror loaded before the writes
+    ids = writer.insert([long_memory(1), long_memory(2, spans=((0, 4),))], None)
+    passages = reader.passages()
+    assert passages.owner.tolist() == [ids[0]] * 3 + [ids[1]] and passages.spans.tolist()[-1] == [0, 4]
+    assert np.allclose(np.linalg.norm(passages.vectors, axis=1), 1.0, atol=1e-6)
+    writer.forget(ids[0], AuditEvent(action="forget", actor="t", memory_id=ids[0]))
+    assert reader.passages().owner.tolist() == [ids[1]]
+    later = writer.insert([long_memory(3)], None)
+    assert reader.passages().owner.tolist() == [ids[1]] + later * 3
+    assert passages.owner.tolist() == [ids[0]] * 3 + [ids[1]]  # handed out before: unchanged
+    reader.close()
+    writer.close()
+
+
+def test_a_store_from_before_passages_gets_the_table_empty(pg_url, monkeypatch):
+    from lodviz.store import postgres
+    from tests.store.test_store import long_memory
+
+    monkeypatch.setattr(postgres, "MIGRATIONS", postgres.MIGRATIONS[:3])
+    with postgres.PostgresStore(pg_url) as old:
+        (kept,) = old.insert([memory(1, dim=4)], None)
+    monkeypatch.undo()
+    with postgres.PostgresStore(pg_url) as store:
+        assert len(store.passages()) == 0 and store.get([kept])[kept].text == "full text 1"
+        (new,) = store.insert([long_memory(2)], None)
+        assert store.passages().owner.tolist() == [new] * 3

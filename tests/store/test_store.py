@@ -258,3 +258,81 @@ def test_profiles_and_golden_queries_round_trip(open_store):
         assert store.profile("legal") == {**values, "alpha": 0.5}
         (golden,) = store.golden("legal")
         assert golden.id == gid and golden.needs == [1, 2] and golden.created_by == "t"
+
+
+# -- passages (lodviz.passages): a long memory's spans, each with its vector ----------------------------
+
+
+def long_memory(i: int, spans: tuple[tuple[int, int], ...] = ((0, 4), (5, 9), (10, 12)), **fields) -> NewMemory:
+    """``memory(i)`` with passages: its ``spans`` of the full text, each with a vector of its own (not unit)."""
+    m = memory(i, **fields)
+    m.passages = spans
+    m.passage_vectors = np.array(
+        [[2.0 * (j == (i + p) % 4) + 0.5 for j in range(4)] for p in range(len(spans))], dtype=np.float32
+    )
+    return m
+
+
+def unit(rows: np.ndarray) -> np.ndarray:
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_a_long_memorys_passages_are_kept_with_it_and_a_short_one_has_none(open_store):
+    with open_store() as store:
+        assert len(store.passages()) == 0
+        ids = store.insert([long_memory(1), memory(2), long_memory(3, spans=((0, 11),))], None)
+        in_process = store.passages()
+    with open_store() as store:
+        for passages in (in_process, store.passages()):
+            assert passages.owner.tolist() == [ids[0]] * 3 + [ids[2]]
+            assert passages.position.tolist() == [0, 1, 2, 0]
+            assert passages.spans.tolist() == [[0, 4], [5, 9], [10, 12], [0, 11]]
+            expected = np.vstack([unit(long_memory(1).passage_vectors), unit(long_memory(3, spans=((0, 11),)).passage_vectors)])
+            assert passages.vectors.dtype == np.float32 and np.allclose(passages.vectors, expected, atol=1e-6)
+            assert np.allclose(np.linalg.norm(passages.vectors, axis=1), 1.0, atol=1e-6)
+        record = store.get([ids[0]])[ids[0]]
+        assert [record.text[a:b] for a, b in store.passages().of([ids[0]]).spans.tolist()] == ["full", "text", "1"]
+        assert len(store.passages().of([ids[1]])) == 0
+        rows = [row for batch in store.read_table("passages") for row in batch]
+        assert [row[:4] for row in rows] == [(ids[0], 0, 0, 4), (ids[0], 1, 5, 9), (ids[0], 2, 10, 12), (ids[2], 0, 0, 11)]
+        assert np.array_equal(rows[0][4], long_memory(1).passage_vectors[0])  # the table keeps them as made
+
+
+def test_passages_written_after_the_mirror_was_loaded_join_it(open_store):
+    store = open_store()
+    first = store.insert([long_memory(1)], None)
+    assert store.passages().owner.tolist() == first * 3
+    kept = store.passages()
+    second = store.insert([memory(2), long_memory(3)], None)
+    assert store.passages().owner.tolist() == first * 3 + [second[1]] * 3
+    assert kept.owner.tolist() == first * 3  # what was handed out before stays as it was
+
+
+def test_a_failing_batch_writes_no_passages(open_store):
+    store = open_store()
+    bad = long_memory(3)
+    bad.text = None  # NOT NULL violation after the batch's first memory
+    with pytest.raises(Exception):
+        store.insert([long_memory(2), bad], None)
+    assert len(store.passages()) == 0
+    assert [row for batch in store.read_table("passages") for row in batch] == []
+
+
+def test_passages_without_their_vectors_are_refused_before_anything_is_written(open_store):
+    store = open_store()
+    bad = long_memory(1)
+    bad.passage_vectors = bad.passage_vectors[:2]
+    with pytest.raises(ValueError, match="3 passages and 2 passage vectors"):
+        store.insert([memory(2), bad], AuditEvent(action="write", actor="t"))
+    assert store.count() == 0 and len(store.passages()) == 0
+
+
+def test_forget_takes_a_memorys_passages_and_leaves_the_others(open_store):
+    with open_store() as store:
+        ids = store.insert([long_memory(1), long_memory(2)], None)
+        store.passages()  # the mirror loaded: the forget must take them out of it too
+        store.forget(ids[0], AuditEvent(action="forget", actor="t", memory_id=ids[0]))
+        assert store.passages().owner.tolist() == [ids[1]] * 3
+    with open_store() as store:
+        assert store.passages().owner.tolist() == [ids[1]] * 3
+        assert [row[0] for batch in store.read_table("passages") for row in batch] == [ids[1]] * 3
