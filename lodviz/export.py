@@ -2,7 +2,7 @@
 
 ``Export.info`` is the store's facts (size, embedding model, its map, demo
 queries, reference time); ``records`` every memory an agent may see (all for
-None) in id order, with usage and floor, read in batches; ``agents`` every
+None) in id order, with usage, floor and its passages' spans, read in batches; ``agents`` every
 agent with memories or a profile; the frames are pandas DataFrames of the
 memories and of the audit log (pandas is imported only when one is asked for).
 Nothing is counted as a retrieval.
@@ -58,14 +58,22 @@ class Export:
         )
 
     def records(self, agent_id: str | None, batch: int) -> Iterator[MemoryRecord]:
-        """Every memory the agent may see (all for None), in id order, with usage and floor."""
+        """Every memory the agent may see (all for None), in id order, with usage, floor and its passages'
+        spans (``[[start, stop], ...]`` into its text; ``[]`` for a short memory)."""
         state = self._store.state()
+        passages = self._store.passages()
         ids = state.ids[state.visible_to(agent_id)].tolist()
         for start in range(0, len(ids), batch):
             chunk = ids[start : start + batch]
             records = self._store.get(chunk)
+            spans: dict[int, list[list[int]]] = {}
+            held = passages.of(chunk)
+            for owner, span in zip(held.owner.tolist(), held.spans.tolist()):
+                spans.setdefault(owner, []).append(span)
             for memory_id in chunk:
-                yield records[memory_id]
+                record = records[memory_id]
+                record.passages = spans.get(memory_id, [])
+                yield record
 
     @staticmethod
     def frame(records: Iterator[MemoryRecord]) -> pd.DataFrame:

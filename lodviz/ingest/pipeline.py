@@ -1,8 +1,9 @@
 """The write pipeline: validated inputs in, rows ready for the store out.
 
-Compression, the choice of what to embed, embedding, and the conflict
-candidates of a batch. ``Memory`` runs it for the records whose content hash
-is new and hands the rows to its store in one transaction.
+Compression, the choice of what to embed, embedding, a long memory's passages
+(``lodviz.passages``: cut from its own text, embedded with the same model),
+and the conflict candidates of a batch. ``Memory`` runs it for the records
+whose content hash is new and hands the rows to its store in one transaction.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from lodviz import conflicts as conflict_rules
+from lodviz import passages as cutting
 from lodviz import scoring
 from lodviz.ingest.compress import Compressor
 from lodviz.ingest.embed import Embedder
@@ -49,10 +51,12 @@ def prepare(
     embed_field: str,
     window_counter: TokenCounter | None,
 ) -> tuple[list[NewMemory], np.ndarray]:
-    """Compress and embed new records (each with its content hash): the rows to insert and their vectors."""
+    """Compress and embed new records (each with its content hash), and cut and embed the passages of the
+    long ones: the rows to insert and their vectors."""
     compressed = compressor.compress([r.text for r, _ in fresh])
     to_embed = texts_to_embed([r.text for r, _ in fresh], [c.summary for c in compressed], embed_field, embedder, window_counter)
     vectors = embedder.embed(to_embed)
+    spans, passage_vectors = embed_passages([r.text for r, _ in fresh], embedder)
     now = datetime.now(UTC)
     rows = [
         NewMemory(
@@ -71,10 +75,34 @@ def prepare(
             retrieval_count=r.retrieval_count,
             last_retrieved_at=r.last_retrieved_at,
             floor=r.floor,
+            passages=tuple(cut),
+            passage_vectors=pv,
         )
-        for (r, h), c, v in zip(fresh, compressed, vectors)
+        for (r, h), c, v, cut, pv in zip(fresh, compressed, vectors, spans, passage_vectors)
     ]
     return rows, vectors
+
+
+def embed_passages(texts: Sequence[str], embedder: Embedder) -> tuple[list[list[cutting.Span]], list[np.ndarray | None]]:
+    """Per text, its passages' spans (``lodviz.passages.cut``: [] for a short one) and their vectors (None for none).
+
+    One embedding call for every passage of the batch, apart from the call
+    for the memories' own texts: a model batches its inputs by length, so
+    passages in that call would move the memories' vectors (by float rounding,
+    ~2e-7), and a batch of short memories must get exactly the vectors it got
+    before passages existed. A short batch makes no call at all.
+    """
+    spans = [cutting.cut(text) for text in texts]
+    flat = [piece for text, cut in zip(texts, spans) for piece in cutting.texts(text, cut)]
+    if not flat:
+        return spans, [None] * len(texts)
+    vectors = embedder.embed(flat)
+    out: list[np.ndarray | None] = []
+    at = 0
+    for cut in spans:
+        out.append(vectors[at : at + len(cut)] if cut else None)
+        at += len(cut)
+    return spans, out
 
 
 def conflict_links(
@@ -116,4 +144,4 @@ def conflict_links(
     return links
 
 
-__all__ = ["prepare", "texts_to_embed", "conflict_links"]
+__all__ = ["prepare", "texts_to_embed", "embed_passages", "conflict_links"]
