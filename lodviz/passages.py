@@ -154,22 +154,23 @@ def texts(text: str, spans: Sequence[Span]) -> list[str]:
     return [text[a:b] for a, b in spans]
 
 
-#: Opens the excerpts of a long memory, after its headline: what follows is quoted, not condensed.
-EXCERPTS = "Excerpts:"
+#: Where an excerpt left text out.
 GAP = "…"
+#: Between a headline and the passages quoted after it.
+HEAD_MARK = "—"
 
 
 def excerpt(text: str, spans: Sequence[Span], chosen: Sequence[int], headline: str) -> str:
-    """A long memory as the camera sees it near: its headline, then the ``chosen`` passages verbatim.
+    """A long memory as the camera sees it near: its headline (if given), then the ``chosen`` passages verbatim.
 
     The passages come in the memory's own order, with ``…`` wherever text was
     left out (before, between and after them), so an agent can tell an excerpt
-    from the whole and what it skipped.
+    from the whole and what it skipped; ``—`` parts the headline from them.
     """
     picked = sorted(set(int(i) for i in chosen))
     if not picked:
         return headline
-    parts = [headline.rstrip(), EXCERPTS]
+    parts = [headline.rstrip(), HEAD_MARK] if headline.strip() else []
     last_stop = 0
     for i in picked:
         a, b = spans[i]
@@ -182,4 +183,4 @@ def excerpt(text: str, spans: Sequence[Span], chosen: Sequence[int], headline: s
     return " ".join(parts)
 
 
-__all__ = ["EXCERPTS", "GAP", "LONG_SENTENCES", "LONG_WORDS", "MAX_WORDS", "MIN_WORDS", "Span", "cut", "excerpt", "is_long", "sentences", "texts"]
+__all__ = ["GAP", "HEAD_MARK", "LONG_SENTENCES", "LONG_WORDS", "MAX_WORDS", "MIN_WORDS", "Span", "cut", "excerpt", "is_long", "sentences", "texts"]

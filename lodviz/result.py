@@ -81,6 +81,8 @@ class Hit(_HitFields):
     # Ids of memories this one may contradict (open conflicts); an empty tuple unless set.
     conflicts: Sequence[int] = ()
     superseded_by: int | None = None  # an auditor marked it superseded by this memory
+    # A long memory under a query: the passages (offsets in its full text) its content quotes; empty unless set.
+    excerpt: Sequence[tuple[int, int]] = ()
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Hit):
@@ -89,6 +91,7 @@ class Hit(_HitFields):
             tuple.__eq__(self, other)
             and list(self.conflicts) == list(other.conflicts)
             and self.superseded_by == other.superseded_by
+            and [tuple(x) for x in self.excerpt] == [tuple(x) for x in other.excerpt]
         )
 
     def __ne__(self, other: object) -> bool:
@@ -98,7 +101,8 @@ class Hit(_HitFields):
     __hash__ = None  # type: ignore[assignment]  # mutable, like the record it is
 
     def __repr__(self) -> str:
-        return f"{_HitFields.__repr__(self)[:-1]}, conflicts={self.conflicts!r}, superseded_by={self.superseded_by!r})"
+        extra = f", excerpt={list(self.excerpt)!r}" if self.excerpt else ""
+        return f"{_HitFields.__repr__(self)[:-1]}, conflicts={self.conflicts!r}, superseded_by={self.superseded_by!r}{extra})"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -121,6 +125,7 @@ class Hit(_HitFields):
             "tokens": self.tokens,
             "conflicts": list(self.conflicts),
             "superseded_by": self.superseded_by,
+            "excerpt": [list(span) for span in self.excerpt],
         }
 
 
@@ -143,14 +148,19 @@ def date_line(created_at: datetime) -> str:
     return f"{created_at.day} {created_at.strftime('%b %Y')}"
 
 
-def header(mode: str, query: str | None, counts: dict[str, int], exclude: Sequence[str] = ()) -> str:
-    """The first line: what this is and how many memories at which resolution."""
+def header(mode: str, query: str | None, counts: dict[str, int], exclude: Sequence[str] = (), excerpts: int = 0) -> str:
+    """The first line: what this is and how many memories at which resolution.
+
+    ``excerpts`` of the SUMMARY items are long memories' passages near the query, counted apart.
+    """
     title = TITLES[mode].format(query=f'"{query}"' if query else "")
+    summaries = counts["SUMMARY"] - excerpts
     parts = [
         f"{n} {name}"
         for n, name in (
             (counts["FULL"], "full"),
-            (counts["SUMMARY"], _plural(counts["SUMMARY"], "summary", "summaries")),
+            (excerpts, _plural(excerpts, "excerpt", "excerpts")),
+            (summaries, _plural(summaries, "summary", "summaries")),
             (counts["HEADLINE"], _plural(counts["HEADLINE"], "headline", "headlines")),
         )
         if n
@@ -170,7 +180,7 @@ def _plural(n: int, one: str, many: str) -> str:
 def render_items(mode: str, query: str | None, items: Sequence[Hit], exclude: Sequence[str] = ()) -> str:
     """The text of a result: a header, then the items oldest first under their days."""
     counts = count_tiers(items)
-    lines = [header(mode, query, counts, exclude)]
+    lines = [header(mode, query, counts, exclude, sum(1 for item in items if item.excerpt))]
     last_day = None
     for item in sorted(items, key=lambda hit: (hit.created_at, hit.id)):
         day = date_line(item.created_at)

@@ -91,7 +91,7 @@ def test_no_passage_is_longer_than_a_window_unless_one_sentence_is(sentences: li
 def test_an_excerpt_is_the_headline_then_the_chosen_passages_in_order_with_gaps() -> None:
     spans = passages.cut(TRANSCRIPT)
     out = passages.excerpt(TRANSCRIPT, spans, [len(spans) - 1, 0], "Ada and Bo talk about Lisbon.")
-    assert out.startswith("Ada and Bo talk about Lisbon. Excerpts: Ada: Hi there")
+    assert out.startswith("Ada and Bo talk about Lisbon. — Ada: Hi there")
     assert out.index("Lisbon last week?") < out.index("bakery now.")
     assert " … Ada: Nice." in out
     assert not out.endswith(passages.GAP)  # the last passage is the end of the text

@@ -5,11 +5,12 @@ passes it through the stages in order and returns the ``Result``:
 
 1. ``candidates``: the query's vector and its k nearest memories the agent
    may see (less the exclusion penalty);
-2. ``evidence``: cosine and lexical evidence fused into S, the candidates
-   ranked by it;
+2. ``evidence``: cosine and lexical evidence fused into S (for a long
+   memory, of its passages too: ``passages``), the candidates ranked by it;
 3. ``lodviz.scoring``: decay, the score L and the tier of each candidate
    (pure math);
-4. ``fit``: the budget fit, in real tokens of the rendered text;
+4. ``fit``: the budget fit, in real tokens of the rendered text (long
+   memories passage by passage: ``excerpts``);
 5. ``delivery``: texts, conflicts, the ``Result``, and the audit line with
    promotion by use.
 
@@ -112,6 +113,7 @@ class Pipeline:
                    "lexical_weight": settings.lexical_weight, "budget_policy": settings.budget_policy},
             existed=set(state.ids[visible].tolist()) if past else None,
             origin=None if past else found.rows,  # a past state's rows are its own
+            near=found.near,
         )
 
 

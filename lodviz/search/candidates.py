@@ -93,7 +93,28 @@ class CandidateFinder:
         else:
             rows, cos = self._store.nearest(qvec, k, visible, vectors)
             cos = np.asarray(cos, dtype=np.float64)
-        return evidence.weigh(self._store, query, state, rows, cos, penalty, lexical_weight)
+        # A long memory whose one relevant paragraph is buried is found by that paragraph.
+        new = np.setdiff1d(self.passage_rows(qvec, state, visible, k), rows)
+        if len(new):
+            rows = np.concatenate([np.asarray(rows, dtype=np.int64), new])
+            cos = np.concatenate([cos, scoring.similarity(qvec, vectors[new]).astype(np.float64)])
+            if penalty is not None:
+                extra = self.penalty(terms, vectors[new], exclude_weight)
+                penalty = np.concatenate([penalty, extra if extra is not None else np.zeros(len(new))])
+        return evidence.weigh(self._store, query, state, rows, cos, penalty, lexical_weight, qvec)
+
+    def passage_rows(self, qvec: np.ndarray, state: Columns, visible: np.ndarray, k: int) -> np.ndarray:
+        """The rows of ``state`` whose passages are among the ``k`` nearest visible passages to ``qvec``."""
+        kept = self._store.passages()
+        if not len(kept) or not len(state):
+            return np.zeros(0, dtype=np.int64)
+        at = np.minimum(np.searchsorted(state.ids, kept.owner), len(state) - 1)
+        mine = (state.ids[at] == kept.owner) & visible[at]
+        if not mine.any():
+            return np.zeros(0, dtype=np.int64)
+        cosine = kept.vectors[mine] @ np.asarray(qvec, dtype=np.float32)
+        best = selection.top_k(cosine, k, ordered=False)
+        return np.unique(at[mine][best]).astype(np.int64)
 
     def similarity_all(self, query: str, qvec: np.ndarray, vectors: np.ndarray, *, exact: bool = False) -> np.ndarray:
         """The cosine of every stored memory for ``query``, kept for the last few queries.

@@ -27,6 +27,7 @@ from lodviz.result import Hit, PendingHits, Result, render_items, returned_by_ti
 from lodviz.scoring import Tier
 from lodviz.search.fit import BudgetFit
 from lodviz.search.hits import hit_of, hits, lengths
+from lodviz.search.passages import Near
 from lodviz.store.base import Store
 from lodviz.times import RowDatetimes, iso
 from lodviz.tokens import TokenCounter, count
@@ -71,6 +72,7 @@ class Delivery:
         record: bool = True,
         existed: set[int] | None = None,
         origin: np.ndarray | None = None,
+        near: Near | None = None,
     ) -> Result:
         """Fit the budget, fetch texts, count retrievals and audit: the tail every mode shares.
 
@@ -78,6 +80,8 @@ class Delivery:
         False (``preview``) leaves no trace at all. ``existed``: in a replay,
         the memories that existed then (a conflict partner written later
         does not join). ``origin``: the rows of the store's state in ``sub``, if known.
+        ``near``: the candidates' passages and their evidence (a search's): a long
+        memory at SUMMARY comes back as an excerpt of its passages nearest the query.
         """
         if budget_tokens is not None and (isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int) or budget_tokens < 1):
             raise InvalidParameters(f"budget_tokens must be a whole number of at least 1, got {budget_tokens!r}.")
@@ -98,7 +102,11 @@ class Delivery:
             id_list = ids.tolist()
             texts, sources = self._store.texts(ids, tiers)
             tokens = budgeting.tokens_for_length(lengths(sub, rows, tiers))
+            quoted = self._excerpts(near, sub, rows, tiers, texts)
+            excerpts = {int(ids[j]): spans for j, spans in quoted.items()}
             make = functools.partial(hits, sub, rows, tiers, texts, sources, scored, tokens, origin=origin, row_times=self._row_times)
+            if quoted:
+                make = functools.partial(_quoting, make, quoted)
             pending = PendingHits(ids, tiers, tokens, self._later(make))
             # An open conflict or a supersession among them (rare) marks items and may bring the other
             # memory in: the items are made now. Otherwise they are made when first read.
@@ -107,7 +115,7 @@ class Delivery:
                 items = self.mark_conflicts(pending.build(), agent_id, params, when, existed)
             counted = None
         else:
-            fitted_items = self._fit.fit(mode, sub, scored, keep, budget_tokens, query, exclude, origin, policy)
+            fitted_items = self._fit.fit(mode, sub, scored, keep, budget_tokens, query, exclude, origin, policy, near)
             # The other memory of a conflict joins only where the budget still has room for it:
             # it never displaces what the query chose.
             fitted = len(fitted_items)
@@ -118,6 +126,7 @@ class Delivery:
             # Sharpest first, and by relevance within a tier (render() lists them by day).
             fitted_items.sort(key=lambda item: -int(item.tier))
             items = fitted_items
+            excerpts = {item.id: list(item.excerpt) for item in fitted_items if item.excerpt}
         returned = items.by_tier() if isinstance(items, PendingHits) else returned_by_tier(items)
         touched = returned["FULL"] + returned["SUMMARY"]
         result = Result(
@@ -147,6 +156,8 @@ class Delivery:
             "now": iso(when),
             **(extra or {}),
         }
+        if excerpts:  # which passages of a long memory the agent read (offsets in its full text)
+            details["excerpts"] = {str(m): [list(span) for span in spans] for m, spans in excerpts.items()}
         event = AuditEvent(
             action=mode, actor=actor or agent_id or self._actor(), agent_id=agent_id, query=query, details=details
         )
@@ -156,6 +167,33 @@ class Delivery:
             event.details["looked_only"] = True
             self._store.record(event)
         return result
+
+    def _excerpts(
+        self, near: Near | None, sub: Columns, rows: np.ndarray, tiers: np.ndarray, texts: list[str]
+    ) -> dict[int, list[tuple[int, int]]]:
+        """Without a budget: each long memory at SUMMARY as its headline and nearest passages (in ``texts``, in place),
+        together within the summary's length.
+
+        Returns the spans each excerpt quotes, by position in ``rows``.
+        """
+        if near is None or not len(near):
+            return {}
+        ids = sub.ids[rows]
+        at = np.flatnonzero((tiers == Tier.SUMMARY) & np.isin(ids, near.owner))
+        if not len(at):
+            return {}
+        heads = self._store.contents(ids[at].tolist(), [int(Tier.HEADLINE)] * len(at))
+        quoted: dict[int, list[tuple[int, int]]] = {}
+        for j in at.tolist():
+            memory_id = int(ids[j])
+            headline = heads[memory_id][0]
+            # Headline and passages together about the summary's length: the estimate from the stored
+            # lengths (``tokens``, the landscape's count) holds for the excerpt too.
+            share = int(sub.len_summary[rows[j]]) - len(headline) - 3
+            made = self._fit.excerpter.unbudgeted(near, memory_id, share, headline)
+            if made is not None:
+                texts[j], quoted[j] = made
+        return quoted
 
     def _later(self, make: Callable[[], list[Hit]]) -> Callable[[], list[Hit]]:
         """``make`` to be called later under the memory's lock (the kept datetimes, ``RowDatetimes``, need it)."""
@@ -201,6 +239,14 @@ class Delivery:
             elif c.superseded_id in (c.memory_id, c.other_id):
                 by_id[c.superseded_id].superseded_by = c.partner(c.superseded_id)
         return items + added
+
+
+def _quoting(make: Callable[[], list[Hit]], quoted: dict[int, list[tuple[int, int]]]) -> list[Hit]:
+    """The items ``make`` builds, the excerpts among them marked with the spans they quote."""
+    items = make()
+    for j, spans in quoted.items():
+        items[j].excerpt = spans
+    return items
 
 
 __all__ = ["Delivery"]

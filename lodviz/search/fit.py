@@ -6,6 +6,10 @@ heading, with the token counter, and lets ``budget.fit`` choose the tiers
 the rendered result itself. A line's cost is kept by memory and tier, since
 texts never change once written.
 
+A long memory among the candidates may come back at SUMMARY as an excerpt of
+its passages nearest the query (``excerpts``): its passages are priced one by
+one and chosen by ``budget.fit_excerpts`` in order of relevance.
+
 Handed the store and the token counter; builds items with ``hits``.
 """
 
@@ -22,7 +26,9 @@ from lodviz.errors import BudgetTooSmall
 from lodviz.records import Columns
 from lodviz.result import Hit, date_line, header, line, render_items
 from lodviz.scoring import Tier
+from lodviz.search.excerpts import Excerpter
 from lodviz.search.hits import hits
+from lodviz.search.passages import Near
 from lodviz.store.base import Store
 from lodviz.times import RowDatetimes
 from lodviz.tokens import TokenCounter, count
@@ -37,11 +43,13 @@ class BudgetFit:
         self._row_times = row_times
         # Per memory id and tier: the tokens of its rendered line, filled as budgeted searches need them.
         self._line_tokens: dict[tuple[int, int], int] = {}
+        self.excerpter = Excerpter(store, counter)
 
     def forget(self, memory_id: int) -> None:
         """Drop what a forgotten memory's lines cost."""
         for tier in (1, 2, 3):
             self._line_tokens.pop((memory_id, tier), None)
+        self.excerpter.forget(memory_id)
 
     def fit(
         self,
@@ -54,8 +62,12 @@ class BudgetFit:
         exclude: Sequence[str],
         origin: np.ndarray | None,
         policy: str,
+        near: Near | None = None,
     ) -> list[Hit]:
-        """The items of a result within ``budget`` real tokens of ``render()``, most relevant first."""
+        """The items of a result within ``budget`` real tokens of ``render()``, most relevant first.
+
+        ``near``: the candidates' passages with their evidence; long memories among them may come back as excerpts.
+        """
         counter = self._counter()
         newline = max(count(counter, "a\nb") - count(counter, "a") - count(counter, "b"), 0)
         # Only as many candidates as could possibly fit: the cheapest line is a few tokens.
@@ -90,34 +102,58 @@ class BudgetFit:
         days = [date_line(datetime.fromtimestamp(x, tz=UTC)) for x in sub.created_at[keep].tolist()]
         names, groups = np.unique(np.asarray(days, dtype=object), return_inverse=True)
         group_costs = counter.count_many([str(d) for d in names]) + newline
-        most = {"FULL": len(keep), "SUMMARY": len(keep), "HEADLINE": len(keep)}  # an upper bound on the counts' digits
-        fixed = count(counter, header(mode, query, most, exclude)) + newline
+        keys = scored.similarity[keep] - scored.penalty[keep]
+        plan = None if near is None else self.excerpter.plan(
+            ids, natural, keys, scored.penalty[keep], near, sub.len_summary[keep], sub.len_text[keep],
+            {int(m): text for m, (text, _) in texts[Tier.HEADLINE].items()}, budget,
+        )
+        long = np.zeros(len(keep), dtype=bool)
+        if plan is not None:
+            long[plan.excerpts.item] = True
+        # An upper bound on the counts' digits (with excerpts: as many again, counted apart).
+        most = {"FULL": len(keep), "SUMMARY": len(keep) * (2 if plan else 1), "HEADLINE": len(keep)}
+        fixed = count(counter, header(mode, query, most, exclude, len(keep) if plan else 0)) + newline
         if fixed >= budget:
             raise BudgetTooSmall(f"a budget of {budget} tokens cannot hold even one headline with the result's header ({fixed} tokens).")
         detail_order = np.argsort(-scored.score[keep], kind="stable")
 
-        def choose(room: int) -> np.ndarray:
-            return budgeting.fit(
-                natural, costs, room, groups=groups, group_costs=group_costs, detail_order=detail_order, policy=policy
+        def choose(room: int) -> budgeting.Fitted:
+            return budgeting.fit_excerpts(
+                natural, costs, room, groups=groups, group_costs=group_costs, detail_order=detail_order, policy=policy,
+                excerpts=plan.excerpts if plan else None, keys=keys,
             )
 
-        tiers = choose(budget - fixed)
+        fitted = choose(budget - fixed)
         # The header was priced for the largest counts; the real one is often shorter, and what it frees may hold more.
         def header_cost(tiers: np.ndarray) -> int:
             shown = {t.name: int((tiers == t).sum()) for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
-            return count(counter, header(mode, query, shown, exclude)) + newline
+            return count(counter, header(mode, query, shown, exclude, int((long & (tiers == Tier.SUMMARY)).sum()))) + newline
 
-        actual = header_cost(tiers)
+        actual = header_cost(fitted.tiers)
         if actual < fixed:
             roomier = choose(budget - actual)
-            if header_cost(roomier) <= actual:
-                tiers = roomier
+            if header_cost(roomier.tiers) <= actual:
+                fitted = roomier
+        tiers = fitted.tiers
         chosen = np.flatnonzero(tiers > Tier.OUT)
         found = [texts[int(tiers[i])][int(ids[i])] for i in chosen.tolist()]
-        return hits(
-            sub, keep[chosen], tiers[chosen].astype(np.int64), [text for text, _ in found], [source for _, source in found],
-            scored, costs[chosen, tiers[chosen]], origin=origin, row_times=self._row_times,
+        contents = [text for text, _ in found]
+        tokens = costs[chosen, tiers[chosen]].copy()
+        quoted: dict[int, list[tuple[int, int]]] = {}
+        if plan is not None:
+            for j, i in enumerate(chosen.tolist()):
+                if long[i] and tiers[i] == Tier.SUMMARY:
+                    contents[j], quoted[j] = plan.content(i, fitted.passages, bool(fitted.headed[i]))
+                    mine = (plan.excerpts.item == i) & fitted.passages
+                    tokens[j] = int(plan.excerpts.opening[i]) + int(plan.excerpts.cost[mine].sum()) + (
+                        int(plan.excerpts.headline[i]) if fitted.headed[i] else 0)
+        items = hits(
+            sub, keep[chosen], tiers[chosen].astype(np.int64), contents, [source for _, source in found],
+            scored, tokens, origin=origin, row_times=self._row_times,
         )
+        for j, spans in quoted.items():
+            items[j].excerpt = spans
+        return items
 
     def trim(self, mode: str, query: str | None, items: list[Hit], exclude: Sequence[str], budget: int) -> int:
         """Count the rendered result; while it is over ``budget`` (a BPE tokenizer merging across
