@@ -54,6 +54,10 @@ def summarise(event: AuditEvent) -> str:
     if event.action == "write":
         return f"{d.get('count', 0)} memories written"
     if event.action == "expand":
+        if d.get("passages") is not None:  # one passage's neighbourhood (lodviz.drilling)
+            at = d.get("positions") or [0]
+            which = f"passage {at[0] + 1}" if len(at) == 1 else f"passages {at[0] + 1}–{at[-1] + 1}"
+            return f"{which} of {d.get('of', '?')} read around “{d.get('around', '')}”; counted as a retrieval"
         return "full text read; counted as a retrieval"
     if event.action == "resolve":
         decided = f"#{d.get('superseded')} superseded" if d.get("superseded") else "both stand"

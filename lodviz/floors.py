@@ -7,7 +7,8 @@ comes back now, FULL at most, and above its old floor (so the first promote
 of a headline makes it a summary); a demote lowers it one tier; ``to`` sets
 it directly, in the move's own direction. A floor only ever lifts a memory:
 below the tier its score gives, the memory comes back where its score puts
-it. ``Floors.expand`` hands out the full text and counts it as a retrieval.
+it. ``Floors.expand`` hands out the full text and counts it as a retrieval
+(one passage's neighbourhood is ``lodviz.drilling``'s).
 Each move is an audit line carrying its "now", for a replay.
 
 Handed the store, the lookup of one memory as an agent may see it, the
@@ -99,7 +100,7 @@ class Floors:
         return self._explain(memory_id, query, agent_id, params, now).tier
 
     def last_delivered(self, record: MemoryRecord, agent_id: str | None) -> Tier | None:
-        """The tier the agent's latest result holding ``record`` delivered it at (an expand: FULL).
+        """The tier the agent's latest result holding ``record`` delivered it at (an expand: FULL; of passages: SUMMARY).
 
         With no agent named: the latest such result of the memory's own agent
         or of a search for all agents (an auditor's).
@@ -110,7 +111,8 @@ class Floors:
                 continue
             if event.action == "expand":
                 if event.memory_id == memory_id:
-                    return Tier.FULL
+                    # Passages around a phrase (``lodviz.drilling``) are an excerpt: what SUMMARY gives a long memory.
+                    return Tier.SUMMARY if event.details.get("passages") is not None else Tier.FULL
                 continue
             if event.details.get("view"):  # a person's look in the landscape, not what the agent received
                 continue

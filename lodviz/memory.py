@@ -9,7 +9,8 @@ rescoring the landscape draws (``landscape``).
 It is a facade: it checks a request, holds the lock (every public method, one
 mechanism: ``_serialised``), and hands the work to the part that does it, each
 handed what it needs and none importing this module: ``writing`` (write),
-``floors`` (tiers shown, floors, expand), ``profiles``, ``browsing`` (the
+``floors`` (tiers shown, floors, expand), ``drilling`` (a long memory's
+passages: under a query, received, read around a phrase), ``profiles``, ``browsing`` (the
 modes), ``conflict_review``, ``forgetting``, ``replay``, ``tuner``,
 ``warmup``, ``export``, ``models`` (embedder, compressor, token counters),
 ``scene`` (the landscape, explain), ``search`` (the pipeline), ``timeline``
@@ -43,6 +44,7 @@ from lodviz.browsing import Browsing
 from lodviz.changes import TierChanges, tier_changes
 from lodviz.conflict_review import ConflictReview
 from lodviz.credentials import Credentials
+from lodviz.drilling import Drilling, Neighbourhood
 from lodviz.errors import InvalidInput, InvalidParameters, MemoryNotFound
 from lodviz.export import Export
 from lodviz.floors import Floors
@@ -130,6 +132,8 @@ class Memory:
         self._writer = Writer(store, self._models, get, acting)
         explain = lambda memory_id, query, agent_id, params, now: self.explain(memory_id, query, agent_id=agent_id, params=params, now=now)
         self._floors = Floors(store, get, explain, self._now, acting)
+        self._drilling = Drilling(store, get, self.embed_query, lambda: self.settings.lexical_weight,
+                                  lambda event_id: self.audit_event(event_id), self._now, acting)
         self._browsing = Browsing(store, self._pipeline.delivery, profile, self._now, lambda: self.settings.budget_policy)
         self._conflicts = ConflictReview(store, get, acting)
         self._forgetting = Forgetting(store, get, self._pipeline.forget, acting)
@@ -512,6 +516,21 @@ class Memory:
     ) -> MemoryRecord:
         """The full content of one memory; counts as a retrieval."""
         return self._floors.expand(memory_id, agent_id, now, actor)
+
+    def expand_passage(
+        self, memory_id: MemoryId, around: str, *, width: int = 1, agent_id: str | None = None, now: datetime | str | None = None,
+        actor: str | None = None, touch: bool = True,
+    ) -> Neighbourhood:
+        """The passage holding the phrase ``around`` (else the one nearest it) and ``width`` passages on each side,
+        verbatim with "…" gaps; counts as a retrieval as ``expand`` does (not with ``touch=False``). ``lodviz.drilling``."""
+        return self._drilling.neighbourhood(memory_id, around, width, agent_id, now, actor, touch)
+
+    def passages(
+        self, memory_id: MemoryId, *, query: str | None = None, agent_id: str | None = None, event_id: int | None = None
+    ) -> pd.DataFrame:
+        """A long memory's passages: how near each is to ``query`` and which the agent received in its latest use of the
+        memory (or use ``event_id``), and why; empty for a short memory. Nothing is counted. ``lodviz.drilling``."""
+        return self._drilling.passages(memory_id, query, agent_id, event_id)
 
     def promote(
         self, memory_id: MemoryId, *, reason: str | None = None, agent_id: str | None = None, actor: str | None = None,
