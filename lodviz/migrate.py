@@ -1,10 +1,11 @@
 """Moving a store between backends (``lodviz migrate SRC DST``): every table, then a check.
 
-Every table of ``TABLES`` is copied as it is (ids, usage totals, floors,
-layout, profiles, golden queries, conflicts and the whole audit log) into a
-new, empty store in one transaction, so a failed copy leaves nothing behind.
-Then both stores are read again and compared table by table: row counts and
-a SHA-256 of every row (texts, embeddings as float32 bytes, times in UTC).
+Every table of ``TABLES`` is copied as it is (ids, long memories' passages,
+usage totals, floors, layout, profiles, golden queries, conflicts and the
+whole audit log) into a new, empty store in one transaction, so a failed copy
+leaves nothing behind. Then both stores are read again and compared table by
+table: row counts and a SHA-256 of every row (texts, embeddings as float32
+bytes, times in UTC).
 """
 
 from __future__ import annotations

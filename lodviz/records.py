@@ -313,7 +313,7 @@ class Columns:
         return (self.shared | (self.agent_code == code)) & live
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # arrays: compared by their contents where a caller needs it
 class Passages:
     """The passages of many memories (``lodviz.passages``), one row each, grouped by memory id ascending,
     then by position within the memory.

@@ -7,13 +7,13 @@ kept, not what a search finds with it.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -193,26 +193,18 @@ def test_passages_survive_migration_to_postgres_and_back_identical(tmp_path, pg_
     moved.close()
 
 
-WORKER = textwrap.dedent(
-    """
-    import itertools, random, sys
-    import lodviz
-    from lodviz.testing import HashEmbedder
-    from tests.test_passages_write import session, short
-
-    path, seed = sys.argv[1], int(sys.argv[2])
+def import_until_killed(path: str, seed: int) -> None:
+    """What the crash test's process does until it is killed: batches of long and short memories, and searches."""
     rng = random.Random(seed)
     mem = lodviz.open(path, embedder=HashEmbedder(64), actor="crash-worker")
     print("ready", flush=True)
     for i in itertools.count():
-        if i % 2 == 0:  # a batch of long and short memories: one transaction
+        if i % 2 == 0:  # one batch, one transaction
             mem.add_many([{"text": session(seed * 1000 + i * 50 + j, rng.randrange(8, 30)) if rng.random() < 0.4
                            else short(seed * 1000 + i * 50 + j), "agent_id": "ops"} for j in range(rng.randrange(5, 40))])
-        else:  # searches, journalled
+        else:  # searches: their writes go through the journal
             for _ in range(3):
                 mem.search(f"supplier audit plant {rng.randrange(99)}", agent_id="ops", k=20)
-    """
-)
 
 
 @pytest.mark.slow
@@ -220,7 +212,8 @@ def test_a_killed_import_leaves_every_memory_with_all_its_passages_or_none_and_n
     path = tmp_path / "crash.duckdb"
     rng = random.Random(20261205)
     for run in range(8):
-        worker = subprocess.Popen([sys.executable, "-c", WORKER, str(path), str(run)], cwd=ROOT, stdout=subprocess.PIPE,
+        code = f"from tests.test_passages_write import import_until_killed; import_until_killed({str(path)!r}, {run})"
+        worker = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
         assert worker.stdout is not None
         assert worker.stdout.readline().strip() == "ready", worker.stderr.read() if worker.stderr else ""
