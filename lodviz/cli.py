@@ -420,14 +420,48 @@ def search(session: CliContext, query: str, agent_id: str | None, preset: str | 
         _print_result(result, headlines)
 
 
+def _whole_number(least: int) -> Callable[[click.Context, click.Parameter, str | None], int | None]:
+    """An option's value as a whole number of at least ``least``, refused in one line (click's own refusal is a usage block)."""
+
+    def convert(_ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+        if value is None:
+            return None
+        text = value.strip()
+        number = int(text) if text.lstrip("-").isdigit() and text.count("-") <= 1 else None
+        if number is None or number < least:
+            raise lodviz.InvalidParameters(f"--{param.name} must be a whole number of at least {least}, got {value!r}.")
+        return number
+
+    return convert
+
+
 @cli.command()
 @click.argument("memory_id")
 @click.option("--agent", "agent_id", help="Act as this agent.")
+@click.option("--around", help="A phrase from an excerpt: print only the passage holding it (or the nearest) and its neighbours.")
+@click.option("--width", metavar="N", callback=_whole_number(0), help="With --around: passages on each side (default 1).")
 @click.option("--json", "as_json", is_flag=True)
 @pass_session
-def expand(session: CliContext, memory_id: str, agent_id: str | None, as_json: bool) -> None:
-    """Print one memory in full (counts as a retrieval)."""
-    record = session.open(must_exist=True).expand(memory_id, agent_id=agent_id)
+def expand(session: CliContext, memory_id: str, agent_id: str | None, around: str | None, width: int | None, as_json: bool) -> None:
+    """Print one memory in full, or with --around one passage's neighbourhood (counts as a retrieval)."""
+    if width is not None and around is None:
+        raise lodviz.InvalidInput("--width needs --around: it counts passages on each side of the phrase.")
+    mem = session.open(must_exist=True)
+    if around is not None:
+        part = mem.expand_passage(memory_id, around, width=1 if width is None else width, agent_id=agent_id)
+        if as_json:
+            _echo_json(part.to_dict())
+            return
+        first, last = part.positions[0] + 1, part.positions[-1] + 1
+        which = f"passage {first}" if first == last else f"passages {first}–{last}"
+        found = "holding it" if part.matched == "phrase" else "nearest to it (no passage holds it)"
+        _say(f"[{part.memory_id}] {_field(part.record.headline)}", bold=True)
+        _say(f"{which} of {part.count} around “{_field(part.around)}”: the one {found} and {part.width} on each side; "
+             f"{part.before} left out before, {part.after} after · retrieved {part.record.retrieval_count}×")
+        _say()
+        _say(part.text)
+        return
+    record = mem.expand(memory_id, agent_id=agent_id)
     if as_json:
         _echo_json(record.to_dict())
         return

@@ -52,6 +52,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 import lodviz
 from lodviz.access import IDENTITY_HEADER, check_agent, set_face
+from lodviz.drilling import Neighbourhood
 from lodviz.errors import AccessDenied, LodvizError, StoreError
 from lodviz.memory import Memory, Result
 from lodviz.records import MemoryRecord
@@ -71,7 +72,9 @@ query (and those in recent use) in full, the next ring as summaries, the rest
 as headlines with their [id].
 
 - Start with memory_search(query): read the full items and summaries, scan the
-  headlines; call memory_expand(id) on any headline you need in full.
+  headlines; call memory_expand(id) on any headline you need in full. A long
+  memory may come back as an excerpt (passages, "…" where text was left out):
+  memory_expand(id, around="a phrase you read") reads on around it.
 - Use exclude=[topics] to push a topic away, budget_tokens to cap the size.
 - memory_promote(id, reason) keeps a key memory at a higher resolution for good.
 - memory_write(text, kind) stores something worth remembering (private to you
@@ -133,13 +136,25 @@ class LandscapeOut(BaseModel):
     items: list[MemoryItem] = Field(description="FULL items first, then SUMMARY, then HEADLINE.")
 
 
+class NeighbourhoodOut(BaseModel):
+    """What memory_expand(around=...) returned of a memory: which passages, and what more there is."""
+
+    around: str
+    matched: Literal["phrase", "nearest"] = Field(description="phrase: a passage holds it; nearest: none does, so the passage nearest in meaning.")
+    positions: list[int] = Field(description="The passages returned (0-based), in the memory's order.")
+    spans: list[list[int]] = Field(description="[start, stop] of each in the full text.")
+    passage_count: int = Field(description="How many passages the memory has.")
+    before: int = Field(description="Passages left out before them.")
+    after: int = Field(description="Passages left out after them.")
+
+
 class MemoryOut(BaseModel):
-    """One memory in full."""
+    """One memory in full, or with around only the passages asked for."""
 
     id: int
     headline: str
     summary: str
-    text: str
+    text: str = Field(description="The full text; with around, only the passages returned, verbatim, with … where text was left out.")
     agent_id: str
     visibility: VisibilityName
     kind: str
@@ -149,6 +164,7 @@ class MemoryOut(BaseModel):
     retrieval_count: int
     floor: FloorName
     metadata: dict[str, Any]
+    neighbourhood: NeighbourhoodOut | None = Field(default=None, description="With around: which passages text holds.")
 
 
 class Promotion(BaseModel):
@@ -248,6 +264,27 @@ def _record_out(record: MemoryRecord) -> MemoryOut:
     return MemoryOut(**{**record.to_dict(), "metadata": dict(record.metadata or {})})
 
 
+def _neighbourhood_out(part: Neighbourhood) -> MemoryOut:
+    where = NeighbourhoodOut(
+        around=part.around, matched=cast(Literal["phrase", "nearest"], part.matched), positions=list(part.positions),
+        spans=[list(span) for span in part.spans], passage_count=part.count, before=part.before, after=part.after,
+    )
+    return MemoryOut(**{**part.record.to_dict(), "text": part.text, "metadata": dict(part.record.metadata or {}), "neighbourhood": where})
+
+
+def _neighbourhood_note(part: Neighbourhood) -> str:
+    """Which passages the text holds, why those, and how to read more."""
+    first, last = part.positions[0] + 1, part.positions[-1] + 1
+    which = f"Passage {first}" if first == last else f"Passages {first}-{last}"
+    found = (f'the one holding "{part.around}"' if part.matched == "phrase"
+             else f'no passage holds "{part.around}": the one nearest in meaning')
+    note = f"{which} of {part.count}: {found}, and {part.width} on each side."
+    if part.before or part.after:
+        note += (f" Left out: {part.before} before, {part.after} after; memory_expand({part.memory_id}, around=..., width=...) "
+                 f"reads more, memory_expand({part.memory_id}) the whole.")
+    return note
+
+
 def _result(text: str, data: BaseModel | dict[str, Any]) -> CallToolResult:
     structured = data.model_dump(mode="json") if isinstance(data, BaseModel) else data
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
@@ -328,14 +365,30 @@ def memory_search(
 def memory_expand(
     call: Call,
     memory_id: Annotated[int, Field(description="The [id] shown in a search or browse result.")],
+    around: Annotated[
+        str | None,
+        Field(description="A phrase from the excerpt you read: return only the passage holding it and its neighbours, not the whole memory."),
+    ] = None,
+    width: Annotated[int, Field(description="With around: how many passages to return on each side of it.")] = 1,
 ) -> Annotated[CallToolResult, MemoryOut]:
-    """The full text of one memory (its headline and summary too).
+    """The full text of one memory (its headline and summary too), or only the part of it you need.
 
     Use it when a headline or summary in a landscape looks relevant and you
-    need the details. Counts as using the memory, so it stays sharp in
-    later searches.
+    need the details. A long memory (a session, a document) comes back
+    from a search as an excerpt: its passages nearest your query, with …
+    where text was left out. To read on around something in an excerpt,
+    pass around="a phrase you read there": you get the passage holding it
+    and width passages on each side (default 1), far cheaper than the
+    whole document; ask again with a larger width or another phrase for
+    more. Without around you get the whole memory. Either counts as using
+    the memory, so it stays sharp in later searches.
     """
     mem = call.service()
+    if around is not None:
+        part = mem.expand_passage(
+            memory_id, around, width=width, agent_id=call.agent, actor=call.actor, touch=not call.read_only
+        )
+        return _result(f"{_describe(part.record)}\n{_neighbourhood_note(part)}\n\n{part.text}\n", _neighbourhood_out(part))
     if call.read_only:
         record = mem.get(memory_id, agent_id=call.agent)
     else:

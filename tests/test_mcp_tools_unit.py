@@ -127,6 +127,81 @@ def test_another_agents_private_memory_is_not_found(mem, ids):
     assert str(caught.value) == f"No memory with id {ids['secret']}."
 
 
+#: A long memory: a session of turns, one of which holds the fact an agent drills into.
+SESSION = "\n".join(
+    [f"{'Ada' if t % 2 == 0 else 'Bo'}: We went over the vendor list again, item {t}, and the shipping dates came up. Nothing new." for t in range(10)]
+    + ["Bo: The Paragon renewal notice must reach them ninety days before the term ends."]
+    + [f"{'Ada' if t % 2 == 0 else 'Bo'}: Then we talked about the office move, step {t}, and the parking permits. All fine." for t in range(10)]
+)
+
+
+@pytest.fixture
+def session_id(mem, ids) -> int:
+    return mem.add(SESSION, agent_id="alice", kind="session", created_at="2026-05-26T10:00:00Z")
+
+
+def test_expand_around_a_phrase_returns_its_neighbourhood_not_the_whole(mem, ids, session_id):
+    result = memory_expand(Call(mem, "alice"), memory_id=session_id, around="renewal  NOTICE must reach")
+    data = result.structured_content
+    where = data["neighbourhood"]
+    assert where["matched"] == "phrase" and where["positions"] == [9, 10, 11] and where["passage_count"] == 21
+    assert where["before"] == 9 and where["after"] == 9 and where["around"] == "renewal  NOTICE must reach"
+    assert "ninety days before the term ends" in data["text"] and len(data["text"]) < len(SESSION) / 3
+    assert data["text"].startswith("…") and data["text"].endswith("…")
+    assert [SESSION[a:b] for a, b in where["spans"]] == [line for line in SESSION.splitlines()[9:12]]
+    said = text(result)
+    assert said.startswith(f"[{session_id}] ") and said.endswith(f"\n\n{data['text']}\n")
+    assert 'Passages 10-12 of 21: the one holding "renewal  NOTICE must reach", and 1 on each side.' in said
+    assert f"Left out: 9 before, 9 after; memory_expand({session_id}, around=..., width=...) reads more" in said
+    assert SESSION not in said
+    assert mem.get(session_id).retrieval_count == 1 and data["retrieval_count"] == 1
+    (event,) = mem.audit(agent_id="alice", actions=["expand"])
+    assert event.memory_id == session_id and event.details["passages"] == where["spans"]
+
+
+def test_expand_around_with_a_width(mem, ids, session_id):
+    data = memory_expand(Call(mem, "alice"), memory_id=session_id, around="renewal notice", width=0).structured_content
+    assert data["neighbourhood"]["positions"] == [10]
+    data = memory_expand(Call(mem, "alice"), memory_id=session_id, around="renewal notice", width=30).structured_content
+    assert data["neighbourhood"]["positions"] == list(range(21)) and data["neighbourhood"]["before"] == 0
+    assert " ".join(data["text"].split()) == " ".join(SESSION.split())
+
+
+def test_expand_around_a_phrase_no_passage_holds_says_so(mem, ids, session_id):
+    result = memory_expand(Call(mem, "alice"), memory_id=session_id, around="a phrase that is nowhere", width=0)
+    assert result.structured_content["neighbourhood"]["matched"] == "nearest"
+    assert 'no passage holds "a phrase that is nowhere": the one nearest in meaning' in text(result)
+
+
+def test_expand_around_a_short_memory_is_the_memory(mem, ids):
+    result = memory_expand(Call(mem, "alice"), memory_id=ids["cap"], around="liability cap")
+    assert result.structured_content["text"] == CAP and result.structured_content["neighbourhood"]["passage_count"] == 1
+    assert "Left out" not in text(result)
+
+
+def test_a_read_only_expand_around_does_not_count(mem, ids, session_id):
+    result = memory_expand(Call(mem, "alice", read_only=True), memory_id=session_id, around="renewal notice")
+    assert "ninety days" in result.structured_content["text"]
+    assert mem.get(session_id).retrieval_count == 0 and mem.audit(actions=["expand"]) == []
+
+
+def test_expand_around_another_agents_memory_is_not_found(mem, ids):
+    with pytest.raises(MemoryNotFound) as caught:
+        memory_expand(Call(mem, "alice"), memory_id=ids["secret"], around="codename")
+    assert str(caught.value) == f"No memory with id {ids['secret']}."
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ({"around": "   "}, "around is empty: give a phrase from the excerpt you read."),
+    ({"around": "renewal", "width": -2}, "width must be a whole number of at least 0, got -2."),
+])
+def test_expand_around_refuses_bad_input_in_one_sentence(mem, ids, session_id, args, message):
+    with pytest.raises(ToolError) as caught:
+        run_tool(memory_expand, Call(mem, "alice"), memory_id=session_id, **args)
+    assert str(caught.value) == message
+    assert mem.audit(actions=["expand"]) == []
+
+
 def test_promote_raises_the_floor_and_records_the_reason(mem, ids):
     result = memory_promote(Call(mem, "alice", actor="carol"), memory_id=ids["tea"], reason="a standing preference")
     data = result.structured_content

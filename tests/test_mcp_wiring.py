@@ -23,7 +23,8 @@ from lodviz.mcp_server import TOOL_NAMES, build_mcp
 from lodviz.result import Result
 
 #: tools/list as clients saw it before the tools became module-level functions
-#: (descriptions with their docstring indentation removed).
+#: (descriptions with their docstring indentation removed); since then memory_expand
+#: gained the optional around and width, and an optional neighbourhood in its output.
 PINNED = Path(__file__).parent / "fixtures" / "mcp_tools.json"
 
 
@@ -145,6 +146,31 @@ def test_a_read_only_server_refuses_changes_in_one_sentence(tmp_path, embedder, 
         assert refused.is_error and text(refused) == message
         assert not searched.is_error and searched.structured_content["items"]
         assert mem.get(1).retrieval_count == 0 and len(mem) == 4  # nothing written, not even the use
+    finally:
+        mem.close()
+
+
+def test_expand_around_through_the_server_matches_its_output_schema(tmp_path, embedder):
+    """The SDK validates structured content against the output schema: a neighbourhood passes, and so does the whole."""
+    mem = seeded(tmp_path / "m.duckdb", embedder)
+    session = "\n".join(f"{'Ada' if t % 2 else 'Bo'}: Turn {t} of the review, about item {t} and the shipping dates. Fine." for t in range(16))
+    memory_id = mem.add(session, agent_id="alice")
+
+    async def main() -> list[Any]:
+        async with Client(build_mcp(mem, agent="alice")) as client:
+            return [
+                await client.call_tool("memory_expand", {"memory_id": memory_id, "around": "about item 7", "width": 1}),
+                await client.call_tool("memory_expand", {"memory_id": memory_id}),
+                await client.call_tool("memory_expand", {"memory_id": memory_id, "around": "", "width": 1}),
+            ]
+
+    try:
+        part, whole, empty = anyio.run(main)
+        assert not part.is_error and not whole.is_error, (text(part), text(whole))
+        assert part.structured_content["neighbourhood"]["positions"] == [6, 7, 8]
+        assert whole.structured_content["neighbourhood"] is None and whole.structured_content["text"] == session
+        assert empty.is_error and text(empty) == "Error executing tool memory_expand: around is empty: give a phrase from the excerpt you read."
+        assert mem.get(memory_id).retrieval_count == 2
     finally:
         mem.close()
 

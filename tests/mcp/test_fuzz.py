@@ -32,7 +32,7 @@ anything = st.one_of(text, st.integers(min_value=-(2**63), max_value=2**63), st.
 
 ARGS = {
     "memory_search": {"query": anything, "exclude": anything, "k": anything, "budget_tokens": anything},
-    "memory_expand": {"memory_id": anything},
+    "memory_expand": {"memory_id": anything, "around": anything, "width": anything},
     "memory_promote": {"memory_id": anything, "reason": anything},
     "memory_write": {"text": anything, "kind": anything, "metadata": anything, "visibility": anything, "source": anything},
     "memory_recent": {"since": anything, "until": anything, "budget_tokens": anything},
@@ -76,3 +76,28 @@ def test_a_tool_answers_or_refuses_whatever_it_is_sent(fuzzed, tool, embedder):
     records = {r.id: r for r in fuzzed.export_records()}
     assert set(state.ids.tolist()) == set(records)
     assert all(r.text and r.summary and r.headline for r in records.values())
+
+
+def test_expand_around_answers_or_refuses_whatever_phrase_and_width_it_is_sent(fuzzed):
+    """memory_expand's around and width on memories that exist (the general fuzz rarely names one)."""
+    ids = fuzzed.columns().ids.tolist()
+
+    # Widths a client can send (a dict keyed by a lone surrogate fails in the client, before any server sees it).
+    widths = st.one_of(st.integers(-5, 60), st.integers(), st.none(), st.booleans(), st.floats(allow_nan=True), text)
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+    @given(st.sampled_from(ids), text, widths, st.sampled_from(["alice", "bob"]))
+    def one(memory_id: int, around: Any, width: Any, agent: str) -> None:
+        async def main():
+            async with Client(build_mcp(fuzzed, agent=agent)) as client:
+                return await client.call_tool("memory_expand", {"memory_id": memory_id, "around": around, "width": width})
+
+        result = anyio.run(main)
+        assert result.content
+        if result.is_error:
+            message = result.content[0].text
+            assert "Traceback" not in message and "could not do this" not in message and len(message) < 2000
+        else:
+            assert result.structured_content["neighbourhood"]["positions"]
+
+    one()
