@@ -872,6 +872,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="a sentence-transformers model for flat and lodviz (default: the bundled all-MiniLM-L6-v2)")
     parser.add_argument("--workdir", default=None, help="where ingested stores are kept and reused (default: a temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary work directory")
+    parser.add_argument("--reuse-stores", action="store_true",
+                        help="with --workdir: reuse the ingested stores whatever lodviz's code (experiments on search only)")
     parser.add_argument("--results-dir", default=str(RESULTS))
     parser.add_argument("--no-write", action="store_true", help="print the report only")
     parser.add_argument("--report", default=None, metavar="RESULT_JSON", help="print the report of a result written earlier, and exit")
@@ -965,7 +967,9 @@ def main(argv: list[str] | None = None) -> int:
     workdir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="lodviz-retrieval-"))
     workdir.mkdir(parents=True, exist_ok=True)
     commit = git("rev-parse", "HEAD")
-    fingerprint = lodviz_fingerprint()  # once: lodviz/ may change while this runs; the stores are of this one
+    # Once: lodviz/ may change while this runs; the stores are of this one. ``--reuse-stores`` keys them by the
+    # data alone, for experiments that change only how a store is searched (a changed write path needs new ones).
+    fingerprint = "any-lodviz" if args.reuse_stores else lodviz_fingerprint()
     result: dict[str, Any] = {
         "name": args.name,
         "command": " ".join([env_prefix() + "python benchmarks/retrieval.py", shlex.join(given)]).strip(),
