@@ -102,6 +102,7 @@ class Delivery:
         return {
             "event_id": self.event_id, "action": self.action, "query": self.query, "around": self.around, "at": iso(self.at),
             "agent_id": self.agent_id, "tier": self.tier.name, "whole": self.whole, "passages": [list(s) for s in self.spans],
+            "label": self.label,
         }
 
 

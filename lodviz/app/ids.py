@@ -120,3 +120,8 @@ FILTER_CLEAR = "filter-clear"
 FILTER_STATUS = "filter-status"
 REPLAY_BAR = "replay-bar"
 PANEL_META = "panel-meta"
+
+# A long memory's passages in the panel: the heat strip, the line saying what was received, the texts.
+PANEL_STRIP = "panel-strip"
+PANEL_STRIP_WHY = "panel-strip-why"
+PANEL_PASSAGES = "panel-passages"

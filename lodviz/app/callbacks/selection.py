@@ -1,5 +1,7 @@
 """The memory panel: what a clicked memory says, why it sits at its tier, and the
-Promote, Demote and Expand buttons that change it.
+Promote, Demote and Expand buttons that change it; a long memory's passages
+under the query (``passage_strip``). With a query and nothing open, the result
+as the agent reads it, excerpts marked.
 
 Every number on the panel comes from ``Memory.explain``, the same scoring
 functions a search uses. Memory text goes into plain text nodes, never HTML.
@@ -9,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from dash import ALL, Dash, Input, Output, State, html, no_update
@@ -21,6 +23,7 @@ from lodviz.app.callbacks.status import mark_seen
 from lodviz.app.context import AppContext, app_actor
 from lodviz.app.figure import TIER_COLOURS
 from lodviz.app.page import ALL_AGENTS, tier_badge
+from lodviz.app.passage_strip import passage_block
 from lodviz.app.view import ViewRequest
 from lodviz.errors import LodvizError, MemoryNotFound
 from lodviz.records import Conflict, Label, MemoryRecord
@@ -28,6 +31,9 @@ from lodviz.result import line
 from lodviz.scoring import Placement, Tier
 from lodviz.times import from_seconds
 from lodviz.tokens import count
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 
 def why_bar(placement: Placement) -> html.Div:
@@ -113,9 +119,19 @@ def panel(
     has_query: bool,
     conflicts: list[Conflict] | None = None,
     headlines: dict[int, str] | None = None,
+    passages: pd.DataFrame | None = None,
+    query: str | None = None,
 ) -> list[Any]:
-    """The panel's content for one memory under the current view."""
+    """The panel's content for one memory under the current view.
+
+    ``passages`` (``Memory.passages``): a long memory's text is shown passage by
+    passage under a strip of heat for ``query``, the ones the agent received marked.
+    """
     s, d, score = placement.similarity, placement.decay, placement.score
+    strip, texts = passage_block(passages, len(record.text), query) if passages is not None and len(passages) else ([], [
+        html.Div("Full text", className="section-title"),
+        html.Div(record.text, className="full-text", id=ids.PANEL_FULL),
+    ])
     formula = f"L = α·S + (1−α)·D = {alpha:.2f} × {s:.3f} + {1 - alpha:.2f} × {d:.3f}"
     if placement.penalty:
         formula += f" − penalty {placement.penalty:.3f}"
@@ -135,6 +151,7 @@ def panel(
         ),
         html.Div(formula, className="formula"),
         html.Div(placement.reason, className="reason", id=ids.PANEL_REASON),
+        *strip,
         *conflict_block(record, conflicts or [], headlines or {}),
         html.Div("" if has_query else "No query: α is 0 here, so L is the decay D alone.", className="hint"),
         html.Div(
@@ -151,8 +168,7 @@ def panel(
         ),
         html.Div("Summary", className="section-title"),
         html.P(record.summary, className="summary-text"),
-        html.Div("Full text", className="section-title"),
-        html.Div(record.text, className="full-text", id=ids.PANEL_FULL),
+        *texts,
     ]
 
 
@@ -193,14 +209,18 @@ def result_view(app_ctx: AppContext, request: ViewRequest) -> list[Any]:
         for hit in hits:
             rendered = line(hit.id, hit.content, hit.whole, hit.conflicts, hit.superseded_by)
             rendered = rendered.removeprefix(f"#{hit.id} ")  # the id is the button before it
+            # A long memory's passages nearest the query, as the agent reads them: said so, or they pass for a summary.
+            marked = [html.Span("excerpt", className="excerpt-tag",
+                                title=f"{len(hit.excerpt)} of its passages, verbatim; … where text was left out")] if hit.excerpt else []
             out.append(
                 html.Div(
                     [
                         html.Button(f"#{hit.id}", id={"type": ids.RESULT_PICK, "id": int(hit.id)}, className="btn small result-id", n_clicks=0,
                                     title="Open it in the panel and the scene"),
+                        *marked,
                         html.Span(rendered, className="result-line"),
                     ],
-                    className="result-item",
+                    className="result-item excerpt" if hit.excerpt else "result-item",
                 )
             )
     out.append(html.Details([html.Summary("The exact text, in the agent's order"), html.Pre(text, className="full-text", id=ids.RESULT_TEXT)],
@@ -237,11 +257,13 @@ def show(app_ctx: AppContext, memory_id: int | None, applied, agent, alpha, lam_
             )
         conflicts = app_ctx.mem.conflicts(memory_id, status=None, agent_id=request.agent_id)
         headlines = app_ctx.mem.headlines([c.partner(record.id) for c in conflicts])
+        # In a replay, what that search delivered; otherwise the agent's latest use of the memory.
+        passages = app_ctx.mem.passages(memory_id, query=request.query, agent_id=request.agent_id, event_id=request.replaying)
     except MemoryNotFound:
         return html.Div("That memory is not visible to this agent.", className="empty"), hidden
     except LodvizError as exc:
         return html.Div(str(exc), className="error"), hidden
-    return panel(record, placement, params.alpha, request.has_query, conflicts, headlines), {"display": "block"}
+    return panel(record, placement, params.alpha, request.has_query, conflicts, headlines, passages, request.query), {"display": "block"}
 
 
 def floor_label(tier: Tier) -> str:

@@ -58,7 +58,7 @@ def describe(events: list[AuditEvent]) -> str:
     elif e.action in FLOOR_MOVES:
         what = f"{e.action}d #{e.memory_id}"
     elif e.action == "expand":
-        what = f"expanded #{e.memory_id}"
+        what = f"read passages of #{e.memory_id}" if e.details.get("passages") is not None else f"expanded #{e.memory_id}"
     elif e.action == "forget":
         what = f"forgot #{e.memory_id}"
     elif e.action == "resolve":
