@@ -329,3 +329,21 @@ def test_bad_input_is_refused_in_one_sentence(store, around, width, says):
 def test_ordinals():
     assert [ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 101, 111)] == [
         "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st", "111th"]
+
+
+def test_the_same_on_postgresql(pg_url, embedder):
+    """The store's passages and audit log as PostgreSQL keeps them: received, drilled into, verified."""
+    mem = lodviz.open(pg_url, embedder=embedder)
+    try:
+        memory_id = mem.add(transcript(), agent_id="ada", created_at="2026-05-20T10:00:00Z")
+        mem.set_reference_time(NOW)
+        result = mem.search("ferry licence expires", agent_id="ada", params=SUMMARIES, now=NOW)
+        (item,) = [i for i in result.items if i.id == memory_id]
+        frame = mem.passages(memory_id, agent_id="ada")
+        assert [tuple(s) for s in frame.loc[frame.received, ["start", "stop"]].values.tolist()] == [tuple(s) for s in item.excerpt]
+        got = mem.expand_passage(memory_id, "licence expires", agent_id="ada", now=NOW)
+        assert FACT in got.text and got.record.retrieval_count == 2
+        report = verify(mem)
+        assert report.ok, [str(d) for d in report.disagreements]
+    finally:
+        mem.close()
