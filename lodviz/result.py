@@ -129,13 +129,16 @@ class Hit(_HitFields):
         }
 
 
-def line(memory_id: int, content: str, whole: bool, conflicts: Sequence[int] = (), superseded_by: int | None = None) -> str:
-    """One memory's line in the rendered text."""
+def line(
+    memory_id: int, content: str, whole: bool, conflicts: Sequence[int] = (), superseded_by: int | None = None,
+    quoted: bool = False,
+) -> str:
+    """One memory's line in the rendered text (``quoted``: an excerpt, which marks its own gaps)."""
     text = " ".join(content.split()) if "\n" in content else content
     marked = bool(conflicts) or superseded_by is not None
     if whole and not marked:
         return text
-    out = f"#{memory_id} {text}" + ("" if whole or text.endswith(CONDENSED) else CONDENSED)
+    out = f"#{memory_id} {text}" + ("" if whole or quoted or text.endswith(CONDENSED) else CONDENSED)
     if superseded_by is not None:
         out += f" [superseded by #{superseded_by}]"
     if conflicts:
@@ -187,7 +190,7 @@ def render_items(mode: str, query: str | None, items: Sequence[Hit], exclude: Se
         if day != last_day:
             lines.append(day)
             last_day = day
-        lines.append(line(item.id, item.content, item.whole, item.conflicts, item.superseded_by))
+        lines.append(line(item.id, item.content, item.whole, item.conflicts, item.superseded_by, bool(item.excerpt)))
     return "\n".join(lines) + "\n"
 
 

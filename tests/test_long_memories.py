@@ -159,3 +159,10 @@ def test_a_memory_whose_only_relevant_sentence_is_its_last_is_found_and_that_sen
         assert re.search(r"4471", result.render())
     finally:
         mem.close()
+
+
+def test_an_excerpt_marks_its_own_gaps_and_gets_no_extra_mark_at_the_end():
+    from lodviz.result import line
+
+    assert line(7, "… the last words.", False, quoted=True) == "#7 … the last words."
+    assert line(7, "a summary", False) == "#7 a summary…"

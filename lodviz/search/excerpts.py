@@ -106,6 +106,8 @@ class Excerpter:
         size = (near.spans[rows, 1] - near.spans[rows, 0]).astype(np.int64)
         by_key = np.argsort(-key, kind="stable")
         reach = int(np.searchsorted(np.cumsum(size[by_key] // 8), budget)) + 1
+        # A long candidate none of whose passages is within reach is fitted as a short one, with its stored
+        # summary: keeping its best passage instead read less on the benchmark's documents (docs/retrieval.md).
         wanted = np.sort(by_key[:reach])
         rows, item, key, size = rows[wanted], item[wanted], key[wanted], size[wanted]
         owners = sorted({int(m) for m in near.owner[rows].tolist()})

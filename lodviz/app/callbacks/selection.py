@@ -207,7 +207,7 @@ def result_view(app_ctx: AppContext, request: ViewRequest) -> list[Any]:
             continue
         out.append(html.Div([tier_badge(tier), html.Span(f" {len(hits)}", className="hint")], className="result-tier"))
         for hit in hits:
-            rendered = line(hit.id, hit.content, hit.whole, hit.conflicts, hit.superseded_by)
+            rendered = line(hit.id, hit.content, hit.whole, hit.conflicts, hit.superseded_by, bool(hit.excerpt))
             rendered = rendered.removeprefix(f"#{hit.id} ")  # the id is the button before it
             # A long memory's passages nearest the query, as the agent reads them: said so, or they pass for a summary.
             marked = [html.Span("excerpt", className="excerpt-tag",
