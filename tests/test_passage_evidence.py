@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -44,10 +43,3 @@ def test_an_excerpt_holds_the_nearest_passage_and_no_more_than_its_share(items: 
     for i in set(range(len(words))) - set(chosen):
         assert used + words[i] > share  # a passage left out did not fit
 
-
-def test_a_passages_lexical_evidence_is_relative_to_the_best_passages() -> None:
-    texts = ["the vault code is AUR-302", "the vault is old", "nothing here"]
-    found = near.weigh("vault code AUR-302 permissions level", np.array([1, 1, 1]), np.zeros((3, 2)), np.zeros(3), texts, 1.0)
-    assert found.lexical[0] == pytest.approx(near.LEXICAL_SCALE)
-    assert 0 < found.lexical[1] < found.lexical[0]
-    assert found.lexical[2] == 0

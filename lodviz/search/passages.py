@@ -4,11 +4,10 @@ A long memory is kept whole and as passages with their own embeddings
 (``lodviz.passages``; the store keeps them, ``Store.passages``). Under a query:
 
 - each passage of a candidate gets its own S, from its cosine and its lexical
-  evidence, fused as a memory's are (``scoring.fuse``); the lexical evidence is
-  BM25 with the candidates' passages as the corpus, relative to the best
-  passage's (``LEXICAL_SCALE`` for it, the others in proportion): measured on
-  the benchmark's documents, it reads more than the memories' own
-  normalisation (docs/retrieval.md);
+  evidence (BM25 with the candidates' passages as the corpus, normalised as a
+  memory's), fused as a memory's are (``scoring.fuse``); a relative scaling
+  read more on documents but less on turns, sessions and the mixed store
+  (docs/retrieval.md);
 - a long memory's S is the best of its own and its best passage's: a memory
   whose one relevant paragraph is buried is as near as that paragraph;
 - at SUMMARY the memory comes back as its headline plus its passages nearest
@@ -28,9 +27,6 @@ import numpy as np
 
 from lodviz import lexical as lex
 from lodviz import scoring
-
-#: The lexical evidence of the passage that matches the query best (the others in proportion to their BM25).
-LEXICAL_SCALE = 0.7
 
 
 @dataclass(frozen=True)
@@ -72,11 +68,7 @@ def weigh(
     wanted = lex.query_terms(query)
     if lexical_weight > 0 and wanted and len(texts):
         tf, lengths = lex.counts(wanted, texts)
-        raw = lex.bm25(tf, lengths, present=True)
-        top = float(raw.max()) if len(raw) else 0.0
-        # Relative to the best passage's: the one that says most of the query's words stands out as it
-        # does in a reader's own search, however many words of the query no passage holds.
-        evidence = np.minimum(raw / top * LEXICAL_SCALE, 1.0) if top > 0 else raw
+        evidence = lex.bm25(tf, lengths)
     else:
         evidence = np.zeros(len(texts), dtype=np.float64)
     cosine = np.asarray(cosine, dtype=np.float64)
