@@ -41,7 +41,7 @@ import numpy as np
 from lodviz import audit, limits
 from lodviz import passages as cutting
 from lodviz.errors import InvalidInput
-from lodviz.floors import SHOWN_LOOKBACK
+from lodviz.floors import SHOWN_LOOKBACK, touch_expanded
 from lodviz.records import AuditEvent, MemoryId, MemoryRecord
 from lodviz.scoring import Tier
 from lodviz.search import passages as evidence
@@ -381,21 +381,10 @@ class Drilling:
         positions = tuple(range(max(held[0] - width, 0), min(held[-1] + width, len(spans) - 1) + 1))
         quoted = tuple(spans[i] for i in positions)
         if touch:
-            when = self._now(now)
-            self._store.touch(
-                [record.id],
-                when,
-                AuditEvent(
-                    action="expand",
-                    actor=actor or agent_id or self._actor(),
-                    agent_id=agent_id or record.agent_id,
-                    memory_id=record.id,
-                    details={
-                        "now": iso(when),  # the last retrieval it set, for a replay
-                        "around": around, "width": width, "matched": matched, "positions": list(positions),
-                        "passages": [list(s) for s in quoted], "of": len(spans),
-                    },
-                ),
+            touch_expanded(
+                self._store, record, self._now(now), actor or agent_id or self._actor(), agent_id,
+                {"around": around, "width": width, "matched": matched, "positions": list(positions),
+                 "passages": [list(s) for s in quoted], "of": len(spans)},
             )
             record = self._get(record.id, None)
         return Neighbourhood(

@@ -34,6 +34,23 @@ from lodviz.times import iso
 SHOWN_LOOKBACK = 200
 
 
+
+def touch_expanded(
+    store: Store, record: MemoryRecord, when: datetime, actor: str, agent_id: str | None, details: dict | None = None
+) -> None:
+    """Count an expand of ``record`` (whole, or ``details`` says which part) as a retrieval, on record."""
+    store.touch(
+        [record.id],
+        when,
+        AuditEvent(
+            action="expand",
+            actor=actor,
+            agent_id=agent_id or record.agent_id,
+            memory_id=record.id,
+            details={"now": iso(when), **(details or {})},  # "now": the last retrieval it set, for a replay
+        ),
+    )
+
 class Floors:
     """Tiers shown and tier floors of one store's memories."""
 
@@ -54,18 +71,7 @@ class Floors:
     def expand(self, memory_id: MemoryId, agent_id: str | None, now: datetime | str | None, actor: str | None) -> MemoryRecord:
         """The full content of one memory; counts as a retrieval."""
         record = self._get(memory_id, agent_id)
-        when = self._now(now)
-        self._store.touch(
-            [record.id],
-            when,
-            AuditEvent(
-                action="expand",
-                actor=actor or agent_id or self._actor(),
-                agent_id=agent_id or record.agent_id,
-                memory_id=record.id,
-                details={"now": iso(when)},  # the last retrieval it set, for a replay
-            ),
-        )
+        touch_expanded(self._store, record, self._now(now), actor or agent_id or self._actor(), agent_id)
         return self._get(record.id, None)
 
     def current_tier(

@@ -330,17 +330,12 @@ def _grown(array: np.ndarray, need: int) -> np.ndarray:
     return new
 
 
-def bm25(tf: np.ndarray, lengths: np.ndarray, *, present: bool = False) -> np.ndarray:
-    """``lex`` in [0, 1] from term frequencies (query terms, documents) and document lengths.
-
-    ``present``: the best score the query could reach counts only the terms
-    some document holds (a query word no document has cannot be matched, so
-    it does not lower every document's ``lex``).
-    """
-    return _bm25(tf, lengths, present)
+def bm25(tf: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """``lex`` in [0, 1] from term frequencies (query terms, documents) and document lengths."""
+    return _bm25(tf, lengths)
 
 
-def _bm25(tf: np.ndarray, lengths: np.ndarray, present: bool = False) -> np.ndarray:
+def _bm25(tf: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """``lex`` from term frequencies (query terms, documents) and document lengths."""
     n = len(lengths)
     out = np.zeros(n, dtype=np.float64)
@@ -349,8 +344,7 @@ def _bm25(tf: np.ndarray, lengths: np.ndarray, present: bool = False) -> np.ndar
     for freq in tf:
         df = int(np.count_nonzero(freq))
         idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-        if df or not present:
-            best += idf * (K1 + 1.0)
+        best += idf * (K1 + 1.0)
         if df:
             out += idf * freq * (K1 + 1.0) / (freq + norm)
     if best <= 0:

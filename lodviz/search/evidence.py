@@ -52,10 +52,11 @@ def near(store: Store, query: str, qvec: np.ndarray, ids: np.ndarray, lexical_we
     if not len(kept):
         return Near.none()
     owners = np.unique(kept.owner)
-    full = store.contents(owners.tolist(), [int(Tier.FULL)] * len(owners))
-    texts = [full[int(m)][0][a:b] for m, (a, b) in zip(kept.owner.tolist(), kept.spans.tolist())]
+    found = store.contents(owners.tolist(), [int(Tier.FULL)] * len(owners))
+    full = {int(m): text for m, (text, _) in found.items()}
+    texts = [full[m][a:b] for m, (a, b) in zip(kept.owner.tolist(), kept.spans.tolist())]
     cosine = np.maximum(kept.vectors @ np.asarray(qvec, dtype=np.float32), 0.0)
-    return passages.weigh(query, kept.owner, kept.spans, cosine, texts, lexical_weight)
+    return passages.weigh(query, kept.owner, kept.spans, cosine, texts, lexical_weight, full)
 
 
 def weigh(

@@ -40,18 +40,17 @@ class Plan:
     ids: np.ndarray  # per candidate of the fit: its memory id
     rows: np.ndarray  # per passage of ``excerpts``: its row in ``Near``
     near: Near
-    full: dict[int, str]  # full texts of the long memories
     headlines: dict[int, str]
 
     def content(self, i: int, taken: np.ndarray, headed: bool) -> tuple[str, list[tuple[int, int]]]:
         """Candidate ``i``'s excerpt: its text, and the spans it quotes."""
         mine = np.flatnonzero((self.excerpts.item == i) & taken)
-        return write(self.near, self.rows[mine], int(self.ids[i]), self.full, self.headlines[int(self.ids[i])] if headed else "")
+        return write(self.near, self.rows[mine], int(self.ids[i]), self.headlines[int(self.ids[i])] if headed else "")
 
 
-def write(near: Near, rows: np.ndarray, memory_id: int, full: dict[int, str], headline: str) -> tuple[str, list[tuple[int, int]]]:
+def write(near: Near, rows: np.ndarray, memory_id: int, headline: str) -> tuple[str, list[tuple[int, int]]]:
     """The excerpt of ``memory_id`` quoting ``near``'s passage ``rows``, behind ``headline`` if given."""
-    text = full[memory_id]
+    text = near.full[memory_id]
     own = near.of(memory_id)
     spans = [(int(a), int(b)) for a, b in near.spans[own].tolist()]
     chosen = [int(np.flatnonzero(own == r)[0]) for r in rows.tolist()]
@@ -110,10 +109,7 @@ class Excerpter:
         # summary: keeping its best passage instead read less on the benchmark's documents (docs/retrieval.md).
         wanted = np.sort(by_key[:reach])
         rows, item, key, size = rows[wanted], item[wanted], key[wanted], size[wanted]
-        owners = sorted({int(m) for m in near.owner[rows].tolist()})
-        found = self._store.contents(owners, [int(Tier.FULL)] * len(owners))
-        full = {m: found[m][0] for m in owners}
-        cost = self._passage_tokens(near, rows, full)
+        cost = self._passage_tokens(near, rows)
         long = np.unique(item)
         counter = self._counter()
         opening = np.zeros(len(ids), dtype=np.int64)
@@ -129,9 +125,9 @@ class Excerpter:
         excerpts = budgeting.Excerpts(
             item=item, key=key, cost=cost, words=size, opening=opening, share=limit, headline=heads,
         )
-        return Plan(excerpts, np.asarray(ids), rows, near, full, headlines)
+        return Plan(excerpts, np.asarray(ids), rows, near, headlines)
 
-    def _passage_tokens(self, near: Near, rows: np.ndarray, full: dict[int, str]) -> np.ndarray:
+    def _passage_tokens(self, near: Near, rows: np.ndarray) -> np.ndarray:
         """Tokens each passage adds to its excerpt: its flattened text and the gap mark before it."""
         out = np.zeros(len(rows), dtype=np.int64)
         missing: list[int] = []
@@ -146,7 +142,7 @@ class Excerpter:
             for j in missing:
                 r = int(rows[j])
                 a, b = near.spans[r].tolist()
-                texts.append(_flat(full[int(near.owner[r])][a:b]) + " " + cutting.GAP)
+                texts.append(_flat(near.full[int(near.owner[r])][a:b]) + " " + cutting.GAP)
             for j, n in zip(missing, self._counter().count_many(texts).tolist()):
                 r = int(rows[j])
                 out[j] = int(n)
@@ -160,8 +156,7 @@ class Excerpter:
             return None
         size = near.spans[own, 1] - near.spans[own, 0]
         chosen = passages.choose(size, near.similarity[own], share)
-        found = self._store.contents([memory_id], [int(Tier.FULL)])
-        return write(near, own[chosen], memory_id, {memory_id: found[memory_id][0]}, headline)
+        return write(near, own[chosen], memory_id, headline)
 
 
 __all__ = ["Excerpter", "Plan", "write"]

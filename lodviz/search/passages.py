@@ -20,8 +20,8 @@ Pure: arrays in, arrays out; the search stages hand it what they read.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -34,7 +34,9 @@ class Near:
     """The passages of a search's candidates, with their evidence; rows in the store's passage order.
 
     ``owner`` is each passage's memory id, ``spans`` its offsets in that
-    memory's full text, ``similarity`` its S (``cosine`` fused with ``lexical``).
+    memory's full text, ``similarity`` its S (``cosine`` fused with ``lexical``);
+    ``full`` the full texts of the memories they belong to (read once, for the
+    excerpts written from them).
     """
 
     owner: np.ndarray
@@ -42,6 +44,7 @@ class Near:
     cosine: np.ndarray
     lexical: np.ndarray
     similarity: np.ndarray
+    full: Mapping[int, str] = field(default_factory=dict)
 
     @classmethod
     def none(cls) -> Near:
@@ -63,6 +66,7 @@ def weigh(
     cosine: np.ndarray,
     texts: Sequence[str],
     lexical_weight: float,
+    full: Mapping[int, str] | None = None,
 ) -> Near:
     """S of each passage: its ``cosine`` fused with BM25 of ``query`` over ``texts`` (the passages' own)."""
     wanted = lex.query_terms(query)
@@ -78,6 +82,7 @@ def weigh(
         cosine=cosine,
         lexical=evidence,
         similarity=scoring.fuse(cosine, evidence, lexical_weight),
+        full=full or {},
     )
 
 
