@@ -170,7 +170,9 @@ def excerpt(text: str, spans: Sequence[Span], chosen: Sequence[int], headline: s
     picked = sorted(set(int(i) for i in chosen))
     if not picked:
         return headline
-    parts = [headline.rstrip(), HEAD_MARK] if headline.strip() else []
+    opening = not text[: spans[picked[0]][0]].strip()
+    said = opening and _said(headline, [text[a:b] for a, b in (spans[i] for i in picked)])
+    parts = [headline.rstrip(), HEAD_MARK] if headline.strip() and not said else []
     last_stop = 0
     for i in picked:
         a, b = spans[i]
@@ -181,6 +183,14 @@ def excerpt(text: str, spans: Sequence[Span], chosen: Sequence[int], headline: s
     if text[last_stop:].strip():
         parts.append(GAP)
     return " ".join(parts)
+
+
+def _said(headline: str, quoted: Sequence[str]) -> bool:
+    """Whether every part of ``headline`` (split at ``—`` and ``…``) appears verbatim in ``quoted``."""
+    parts = [" ".join(p.split()) for p in re.split(r"[—…]", headline)]
+    parts = [p for p in parts if p]
+    body = " ".join(" ".join(q.split()) for q in quoted)
+    return bool(parts) and all(p in body for p in parts)
 
 
 __all__ = ["GAP", "HEAD_MARK", "LONG_SENTENCES", "LONG_WORDS", "MAX_WORDS", "MIN_WORDS", "Span", "cut", "excerpt", "is_long", "sentences", "texts"]

@@ -115,7 +115,9 @@ def test_without_a_budget_an_excerpt_keeps_to_the_summarys_share(long_store):
     assert quoted
     for item in quoted:
         record = long_store.get(item.id)
-        assert item.content.startswith(record.headline.rstrip())
+        a, b = item.excerpt[0]
+        # headline first, or straight the memory's opening when its passages already say the whole headline
+        assert item.content.startswith(record.headline.rstrip()) or (a == 0 and flat(item.content).startswith(flat(record.text[a:b])))
         sizes = [b - a for a, b in item.excerpt]
         assert len(sizes) == 1 or len(record.headline) + sum(sizes) <= len(record.summary)
 

@@ -107,3 +107,22 @@ def test_an_excerpt_keeps_every_chosen_sentence_verbatim() -> None:
 
 def test_an_excerpt_with_nothing_chosen_is_the_headline() -> None:
     assert passages.excerpt(TRANSCRIPT, passages.cut(TRANSCRIPT), [], "Lisbon.") == "Lisbon."
+
+
+def test_an_excerpt_leaves_out_a_headline_its_passages_already_say() -> None:
+    spans = passages.cut(TRANSCRIPT)
+    out = passages.excerpt(TRANSCRIPT, spans, [0], "Ada: Hi there, how — the trip to Lisbon…")
+    assert out.startswith("Ada: Hi there, how was the trip to Lisbon last week?")
+    assert out.count("Hi there") == 1
+
+
+def test_an_excerpt_keeps_a_headline_with_a_part_its_passages_do_not_say() -> None:
+    spans = passages.cut(TRANSCRIPT)
+    headline = "Ada: Hi there, how — a trip to Portugal…"
+    assert passages.excerpt(TRANSCRIPT, spans, [0], headline).startswith(headline + " " + passages.HEAD_MARK)
+
+
+def test_an_excerpt_keeps_the_headline_when_it_does_not_open_with_the_memorys_opening() -> None:
+    spans = passages.cut(TRANSCRIPT)
+    headline = "Ada: Did you go to Sintra?"
+    assert passages.excerpt(TRANSCRIPT, spans, [2], headline).startswith(headline + " " + passages.HEAD_MARK)
