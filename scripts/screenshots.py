@@ -3,7 +3,7 @@
     python scripts/screenshots.py            # writes docs/screenshots/*.png
 
 The README's views at 1600x950 (the landscape, a query, the result as the
-agent reads it, a replayed past search and the change view after an α move),
+agent reads it, a long memory's passages, a replayed past search and the change view after an α move),
 the page at 1280x720 and 1920x1080 (the latter after an agent's search, so it
 shows the memories it used), and presentation mode.
 
@@ -77,6 +77,11 @@ def main() -> None:
                 shoot(f"{legal}&terrain=1{target}", "landscape-query.png", placed)
                 shoot(legal, "layout-1280x720.png", placed, size=(1280, 720))
                 shoot(legal, "result-list.png", "() => !!document.querySelector('#result-text')")
+                # A long memory the agent read as an excerpt, opened: how near each passage is, which it received.
+                quoted = [hit for hit in mem.search(QUERY, agent_id="legal-review", budget_tokens=2000, touch=False).items if hit.excerpt]
+                if quoted:
+                    shoot(f"{legal}&m={quoted[0].id}", "passages.png", "() => !!document.querySelector('#panel-strip')",
+                          scroll_to=".section-title:has(+ #panel-strip)")
                 # An agent searches first (wall clock now), so the scene rings what it used and says who.
                 mem.search("what is Korvane Pharma doing that matters for us this week?", agent_id="exec-digest", actor="exec-digest")
                 shoot(url, "layout-1920x1080.png", counted, size=(1920, 1080))
