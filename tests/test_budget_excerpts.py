@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lodviz.budget import Excerpts, fit_excerpts
+from lodviz.budget import LATER_PASSAGE_DISCOUNT, Excerpts, fit_excerpts
 from lodviz.errors import BudgetTooSmall
 from lodviz.scoring import Tier
 
@@ -117,3 +117,22 @@ def test_a_short_memory_between_passages_comes_in_its_place():
     fitted = fit_excerpts(natural, costs, 25, excerpts=excerpts, keys=np.array([0.9, 0.5]))
     assert fitted.tiers.tolist() == [Tier.SUMMARY, Tier.SUMMARY]
     assert fitted.passages.tolist() == [True, False]  # the short memory (0.5) before the weaker passage (0.3)
+
+
+def _second_passage_against_a_best_one(margin: float) -> list[bool]:
+    """Memory 0's two passages (0.9, then 0.7 + margin) against memory 1's best (0.7); room for two passages."""
+    natural = np.array([Tier.SUMMARY, Tier.SUMMARY])
+    costs = np.array([[0, 5, 50, 500], [0, 5, 50, 500]])
+    excerpts = Excerpts(
+        item=np.array([0, 0, 1]), key=np.array([0.9, 0.7 + margin, 0.7]), cost=np.array([10, 10, 10]),
+        words=np.array([5, 5, 5]), opening=np.array([2, 2]), share=np.array([100, 100]), headline=np.array([5, 5]),
+    )
+    return fit_excerpts(natural, costs, 24, excerpts=excerpts, keys=np.array([0.9, 0.7])).passages.tolist()
+
+
+def test_a_memorys_later_passage_queues_behind_another_memorys_best_one_a_little_less_relevant():
+    assert _second_passage_against_a_best_one(LATER_PASSAGE_DISCOUNT / 2) == [True, False, True]
+
+
+def test_a_memorys_later_passage_much_more_relevant_still_comes_first():
+    assert _second_passage_against_a_best_one(LATER_PASSAGE_DISCOUNT * 3) == [True, True, False]
