@@ -194,7 +194,7 @@ def test_a_model_that_cannot_be_loaded_is_one_line(runner, store, tmp_path):
 
 @pytest.mark.model
 def test_a_search_over_the_sample_store_has_the_concepts_shape(model_embedder, tmp_path):
-    """A few FULL, more SUMMARY, most HEADLINE: k = 1000 at mixed resolution, default profile."""
+    """A few FULL, more SUMMARY, most HEADLINE: k = 1000 (and what passages bring) at mixed resolution, default profile."""
     from pathlib import Path
 
     copy = tmp_path / "sample.duckdb"
@@ -203,7 +203,8 @@ def test_a_search_over_the_sample_store_has_the_concepts_shape(model_embedder, t
     assert result.exit_code == 0, result.output
     full, summaries, headlines = (int(n) for n in re.search(r"(\d+) full · (\d+) summaries · (\d+) headlines", result.output).groups())
     assert 0 < full < summaries < headlines
-    assert full + summaries + headlines == 1000
+    # the k = 1000 nearest memories, and the long ones the 1000 nearest passages bring in besides
+    assert 1000 < full + summaries + headlines < 2000
     assert "── FULL" in result.output and "── SUMMARY" in result.output and "── HEADLINE" in result.output
 
 
