@@ -34,7 +34,6 @@ from lodviz.times import iso
 SHOWN_LOOKBACK = 200
 
 
-
 def touch_expanded(
     store: Store, record: MemoryRecord, when: datetime, actor: str, agent_id: str | None, details: dict | None = None
 ) -> None:
@@ -50,6 +49,7 @@ def touch_expanded(
             details={"now": iso(when), **(details or {})},  # "now": the last retrieval it set, for a replay
         ),
     )
+
 
 class Floors:
     """Tiers shown and tier floors of one store's memories."""

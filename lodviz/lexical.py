@@ -113,7 +113,7 @@ def scores(query: str, documents: Sequence[tuple[tuple[str, ...], int]]) -> np.n
         return np.zeros(n, dtype=np.float64)
     lengths = np.fromiter((length for _, length in documents), dtype=np.float64, count=n)
     tf = np.array([[found.count(term) for found, _ in documents] for term in wanted], dtype=np.float64)
-    return _bm25(tf, lengths)
+    return bm25(tf, lengths)
 
 
 def text_scores(query: str, texts: Sequence[str]) -> np.ndarray:
@@ -129,7 +129,7 @@ def text_scores(query: str, texts: Sequence[str]) -> np.ndarray:
     if not n or not wanted:
         return np.zeros(n, dtype=np.float64)
     tf, lengths = _counts(wanted, texts)
-    return _bm25(tf, lengths)
+    return bm25(tf, lengths)
 
 
 # Texts whose words are found byte by byte (``_counts``): every character
@@ -332,11 +332,6 @@ def _grown(array: np.ndarray, need: int) -> np.ndarray:
 
 def bm25(tf: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """``lex`` in [0, 1] from term frequencies (query terms, documents) and document lengths."""
-    return _bm25(tf, lengths)
-
-
-def _bm25(tf: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """``lex`` from term frequencies (query terms, documents) and document lengths."""
     n = len(lengths)
     out = np.zeros(n, dtype=np.float64)
     norm = K1 * (1.0 - B + B * lengths / max(float(lengths.mean()), 1e-9))

@@ -112,9 +112,10 @@ class CandidateFinder:
         mine = (state.ids[at] == kept.owner) & visible[at]
         if not mine.any():
             return np.zeros(0, dtype=np.int64)
-        cosine = kept.vectors[mine] @ np.asarray(qvec, dtype=np.float32)
-        best = selection.top_k(cosine, k, ordered=False)
-        return np.unique(at[mine][best]).astype(np.int64)
+        # Masked, not indexed: ``kept.vectors[mine]`` would copy every passage's vector on every search.
+        cosine = kept.vectors @ np.asarray(qvec, dtype=np.float32)
+        best = selection.top_k(cosine, k, ordered=False, among=None if mine.all() else mine)
+        return np.unique(at[best]).astype(np.int64)
 
     def similarity_all(self, query: str, qvec: np.ndarray, vectors: np.ndarray, *, exact: bool = False) -> np.ndarray:
         """The cosine of every stored memory for ``query``, kept for the last few queries.
