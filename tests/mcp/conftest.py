@@ -8,6 +8,7 @@ beside the store and stopped the same way.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import queue
@@ -109,7 +110,9 @@ def seed_store(path: Path, embedder: Any) -> dict[str, int]:
     (compression and embedding); later calls copy that file.
     """
     if "path" not in _TEMPLATE:
-        template = Path(tempfile.mkdtemp(prefix="lodviz-seed-")) / "seed.duckdb"
+        folder = tempfile.mkdtemp(prefix="lodviz-seed-")
+        atexit.register(shutil.rmtree, folder, True)
+        template = Path(folder) / "seed.duckdb"
         mem = lodviz.open(template, embedder=embedder)
         try:
             ids = {key: mem.add(**record) for key, record in SEED.items()}
