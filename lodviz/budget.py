@@ -19,7 +19,8 @@ The policy (docs/retrieval.md has the measurements that chose it):
   whole; for long ones it keeps many memories readable instead of a few whole.
 
 Costs are real tokens of each item's rendered line (``Result.render``), and
-of the date lines that group them; the caller verifies the rendered text.
+of the headings that group them (a day's, and the year's above it), each paid
+once, by the first item under it; the caller verifies the rendered text.
 """
 
 from __future__ import annotations
@@ -105,6 +106,7 @@ def fit(
     *,
     groups: np.ndarray | None = None,
     group_costs: np.ndarray | None = None,
+    parents: np.ndarray | None = None,
     detail_order: np.ndarray | None = None,
     policy: str = "readable-first",
 ) -> np.ndarray:
@@ -113,7 +115,9 @@ def fit(
     ``natural`` is each candidate's tier by L and floor (OUT: not returned);
     ``costs[i, t]`` the tokens of candidate i's line at tier t; ``groups[i]``
     the date group candidate i is listed under, whose heading costs
-    ``group_costs[groups[i]]`` once; ``detail_order`` the candidates by L,
+    ``group_costs[groups[i]]`` once; ``parents[g]`` the group that group g is
+    listed under (its year; -1: none), paid once with the first of its groups;
+    ``detail_order`` the candidates by L,
     highest first (default: relevance order). Returns the tiers (OUT = left out).
 
     ``policy`` "coverage-first" is the alternative it was measured against:
@@ -121,7 +125,8 @@ def fit(
     by L (docs/retrieval.md).
     """
     return fit_excerpts(
-        natural, costs, budget, groups=groups, group_costs=group_costs, detail_order=detail_order, policy=policy
+        natural, costs, budget, groups=groups, group_costs=group_costs, parents=parents, detail_order=detail_order,
+        policy=policy,
     ).tiers
 
 
@@ -132,6 +137,7 @@ def fit_excerpts(
     *,
     groups: np.ndarray | None = None,
     group_costs: np.ndarray | None = None,
+    parents: np.ndarray | None = None,
     detail_order: np.ndarray | None = None,
     policy: str = "readable-first",
     excerpts: Excerpts | None = None,
@@ -165,9 +171,12 @@ def fit_excerpts(
     groups = np.zeros(n, dtype=np.int64) if groups is None else np.asarray(groups, dtype=np.int64)
     group_costs = np.zeros(int(groups.max()) + 1, dtype=np.int64) if group_costs is None else np.asarray(group_costs, dtype=np.int64)
     charged = np.zeros(len(group_costs), dtype=bool)
+    parents = np.full(len(group_costs), -1, dtype=np.int64) if parents is None else np.asarray(parents, dtype=np.int64)
+    # A group's heading with its parent's: what the first item under it pays when nothing is charged yet.
+    heading = group_costs + np.where(parents >= 0, group_costs[np.maximum(parents, 0)], 0)
     shown = natural > Tier.OUT
     if shown.any():
-        cheapest = costs[shown, Tier.HEADLINE] + group_costs[groups[shown]]
+        cheapest = costs[shown, Tier.HEADLINE] + heading[groups[shown]]
         if budget < int(cheapest.min()):
             raise BudgetTooSmall(
                 f"a budget of {budget} tokens (after the result's header) cannot hold even one headline "
@@ -181,16 +190,22 @@ def fit_excerpts(
         long[np.asarray(excerpts.item, dtype=np.int64)] = True
 
     def pay(i: int, cost: int) -> bool:
-        """Make candidate i's line cost ``cost`` (and its day's heading, if it is the day's first)."""
+        """Make candidate i's line cost ``cost`` (and its day's heading, and its year's, if it is their first)."""
         nonlocal left
         extra = cost - int(spent[i])
-        if not out[i] and not charged[groups[i]]:
-            extra += int(group_costs[groups[i]])
+        g = int(groups[i])
+        parent = int(parents[g])
+        if not out[i] and not charged[g]:
+            extra += int(group_costs[g])
+            if parent >= 0 and not charged[parent]:
+                extra += int(group_costs[parent])
         if extra > left:
             return False
         left -= extra
         if not out[i]:
-            charged[groups[i]] = True
+            charged[g] = True
+            if parent >= 0:
+                charged[parent] = True
         spent[i] = cost
         return True
 

@@ -7,28 +7,32 @@ A search returns items at their tiers, and the text an agent reads.
 their text, the CLI's ``--text`` prints it), and the text a token budget is
 kept on. It is built to cost few tokens for what it carries:
 
-    Memory for "where did Paloma move?": 2 full, 1 summary, 3 headlines. …: condensed, memory_expand(#id) for all of it.
-    8 May 2023
+    Memory: 2 full, 1 summary, 3 headlines. … = condensed, memory_expand #id.
+    2023
+    8 May
     Paloma: Okay so big news: I've moved to Calgary! Boxes everywhere.
     #412 Paloma: The flat is tiny but the light is amazing.…
-    3 Jun 2023
+    3 Jun
     #519 Wes: Gabe is thinking of moving to Melbourne for a job…
 
 Memories are listed oldest first under the day they were written (a
-conversation reads in order, and "when" questions need the day). A memory
-shown whole carries no id; a condensed one (a summary shorter than its text,
-or a headline) carries its ``#id`` and ends in "…", so the agent knows what
-it can expand. Every id, tier and score is in ``to_dict()``.
+conversation reads in order, and "when" questions need the day), the days
+under their year: a year heading costs its tokens once, where "8 May 2023"
+on every day cost twice what "8 May" does. The header does not repeat the
+query: the agent has just sent it. A memory shown whole carries no id; a
+condensed one (a summary shorter than its text, or a headline) carries its
+``#id`` and ends in "…", so the agent knows what it can expand. Every id,
+tier and score is in ``to_dict()``.
 
-``line``, ``date_line`` and ``header`` are the pieces ``render`` joins; the
-budget prices exactly these pieces.
+``line``, ``year_line``, ``date_line`` and ``header`` are the pieces
+``render`` joins; the budget prices exactly these pieces.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -41,7 +45,7 @@ from lodviz.times import iso
 
 CONDENSED = "…"
 TITLES = {
-    "search": "Memory for {query}",
+    "search": "Memory",
     "recent": "Memories written in the window",
     "unseen": "Memories never retrieved",
     "sample": "Memories resurfaced from what is fading",
@@ -146,17 +150,22 @@ def line(
     return out
 
 
-def date_line(created_at: datetime) -> str:
-    """The heading of a day's memories: "8 May 2023"."""
-    return f"{created_at.day} {created_at.strftime('%b %Y')}"
+def year_line(created_at: date) -> str:
+    """The heading of a year's days: "2023"."""
+    return str(created_at.year)
 
 
-def header(mode: str, query: str | None, counts: dict[str, int], exclude: Sequence[str] = (), excerpts: int = 0) -> str:
+def date_line(created_at: date) -> str:
+    """The heading of a day's memories, under its year: "8 May"."""
+    return f"{created_at.day} {created_at.strftime('%b')}"
+
+
+def header(mode: str, counts: dict[str, int], exclude: Sequence[str] = (), excerpts: int = 0) -> str:
     """The first line: what this is and how many memories at which resolution.
 
     ``excerpts`` of the SUMMARY items are long memories' passages near the query, counted apart.
     """
-    title = TITLES[mode].format(query=f'"{query}"' if query else "")
+    title = TITLES[mode]
     summaries = counts["SUMMARY"] - excerpts
     parts = [
         f"{n} {name}"
@@ -180,13 +189,16 @@ def _plural(n: int, one: str, many: str) -> str:
     return one if n == 1 else many
 
 
-def render_items(mode: str, query: str | None, items: Sequence[Hit], exclude: Sequence[str] = ()) -> str:
-    """The text of a result: a header, then the items oldest first under their days."""
+def render_items(mode: str, items: Sequence[Hit], exclude: Sequence[str] = ()) -> str:
+    """The text of a result: a header, then the items oldest first under their days, the days under their years."""
     counts = count_tiers(items)
-    lines = [header(mode, query, counts, exclude, sum(1 for item in items if item.excerpt))]
-    last_day = None
+    lines = [header(mode, counts, exclude, sum(1 for item in items if item.excerpt))]
+    last_year = last_day = None
     for item in sorted(items, key=lambda hit: (hit.created_at, hit.id)):
-        day = date_line(item.created_at)
+        year, day = year_line(item.created_at), date_line(item.created_at)
+        if year != last_year:
+            lines.append(year)
+            last_year, last_day = year, None
         if day != last_day:
             lines.append(day)
             last_day = day
@@ -334,7 +346,7 @@ class Result:
 
     def render(self) -> str:
         """The text an agent reads (see the module docstring)."""
-        return render_items(self.mode, self.query, self.items, self.exclude)
+        return render_items(self.mode, self.items, self.exclude)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -438,4 +450,4 @@ class AgentOverview:
         return {"agent_id": self.agent_id, "memories": self.memories, "profile": self.profile.to_dict(), "stored": self.stored}
 
 
-__all__ = ["Hit", "PendingHits", "Result", "Landscape", "IngestReport", "FloorChange", "StoreInfo", "AgentOverview", "render_items", "line", "date_line", "header", "count_tiers", "returned_by_tier", "CONDENSED"]
+__all__ = ["Hit", "PendingHits", "Result", "Landscape", "IngestReport", "FloorChange", "StoreInfo", "AgentOverview", "render_items", "line", "year_line", "date_line", "header", "count_tiers", "returned_by_tier", "CONDENSED"]

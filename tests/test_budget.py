@@ -120,6 +120,30 @@ def test_a_day_heading_is_paid_once():
     assert (tiers == Tier.FULL).all()
 
 
+def test_a_year_heading_is_paid_once_with_the_first_of_its_days():
+    costs = np.array([[0, 5, 5, 5]] * 3)
+    # Two days (groups 0, 1) under one year (group 2): 15 for the lines, 2 + 2 for the days, 2 for the year.
+    days_under_a_year = dict(groups=np.array([0, 0, 1]), group_costs=np.array([2, 2, 2]), parents=np.array([2, 2, -1]))
+    assert (fit(np.array([Tier.FULL] * 3), costs, budget=21, **days_under_a_year) == Tier.FULL).all()
+    assert (fit(np.array([Tier.FULL] * 3), costs, budget=20, **days_under_a_year) == Tier.OUT).sum() == 1
+
+
+@given(candidates(), st.lists(st.integers(0, 6), min_size=6, max_size=6))
+def test_days_under_years_never_exceed_the_budget(case, year_costs):
+    natural, costs, groups, group_costs, order, budget, policy = case
+    # Days 0-2 under year 6, days 3-5 under year 7.
+    all_costs = np.concatenate([group_costs, np.array(year_costs[:2])])
+    parents = np.array([6, 6, 6, 7, 7, 7, -1, -1])
+    try:
+        tiers = fit(natural, costs, budget, groups=groups, group_costs=all_costs, parents=parents, detail_order=order, policy=policy)
+    except BudgetTooSmall:
+        return
+    shown = tiers > Tier.OUT
+    used = np.unique(groups[shown])
+    headings = all_costs[used].sum() + all_costs[np.unique(parents[used])].sum()
+    assert costs[np.flatnonzero(shown), tiers[shown]].sum() + headings <= budget
+
+
 def test_a_budget_below_one_headline_is_refused():
     costs = np.array([[0, 9, 50, 200]])
     with pytest.raises(BudgetTooSmall, match="cannot hold even one headline"):

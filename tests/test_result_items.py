@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from lodviz import times
 from lodviz.budget import estimate_tokens
-from lodviz.result import Hit, count_tiers, returned_by_tier
+from lodviz.result import Hit, count_tiers, render_items, returned_by_tier
 from lodviz.scoring import Tier
 
 seconds = st.one_of(st.just(math.nan), st.floats(0, 4e9, allow_nan=False), st.sampled_from([1.7e9, 1.7e9 + 0.5]))
@@ -102,6 +102,18 @@ def _item(**changes):
         visibility="shared", kind="note", source=None, floor=Tier.OUT, tokens=3,
     )
     return Hit(**{**fields, **changes})
+
+
+def test_the_text_lists_days_under_their_years_each_heading_once_oldest_first():
+    items = [
+        _item(id=3, content="third", created_at=datetime(2024, 2, 9, tzinfo=UTC)),
+        _item(id=1, content="first", created_at=datetime(2023, 12, 30, 9, tzinfo=UTC)),
+        _item(id=2, content="second", created_at=datetime(2023, 12, 30, 17, tzinfo=UTC)),
+        _item(id=4, content="fourth", created_at=datetime(2024, 3, 1, tzinfo=UTC)),
+    ]
+    lines = render_items("search", items).splitlines()
+    assert lines[0] == "Memory: 4 summaries. … = condensed, memory_expand #id."  # the query is not repeated
+    assert lines[1:] == ["2023", "30 Dec", "first", "second", "2024", "9 Feb", "third", "1 Mar", "fourth"]
 
 
 def test_an_item_s_fields_read_by_name_and_default_to_whole_and_no_conflicts():

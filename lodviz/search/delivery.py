@@ -115,14 +115,14 @@ class Delivery:
                 items = self.mark_conflicts(pending.build(), agent_id, params, when, existed)
             counted = None
         else:
-            fitted_items = self._fit.fit(mode, sub, scored, keep, budget_tokens, query, exclude, origin, policy, near)
+            fitted_items = self._fit.fit(mode, sub, scored, keep, budget_tokens, exclude, origin, policy, near)
             # The other memory of a conflict joins only where the budget still has room for it:
             # it never displaces what the query chose.
             fitted = len(fitted_items)
             fitted_items = self.mark_conflicts(fitted_items, agent_id, params, when, existed)
-            while len(fitted_items) > fitted and count(self._counter(), render_items(mode, query, fitted_items, exclude)) > budget_tokens:
+            while len(fitted_items) > fitted and count(self._counter(), render_items(mode, fitted_items, exclude)) > budget_tokens:
                 fitted_items.pop()
-            counted = self._fit.trim(mode, query, fitted_items, exclude, budget_tokens)
+            counted = self._fit.trim(mode, fitted_items, exclude, budget_tokens)
             # Sharpest first, and by relevance within a tier (render() lists them by day).
             fitted_items.sort(key=lambda item: -int(item.tier))
             items = fitted_items

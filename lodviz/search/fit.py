@@ -16,7 +16,7 @@ Handed the store and the token counter; builds items with ``hits``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from lodviz import budget as budgeting
 from lodviz import scoring
 from lodviz.errors import BudgetTooSmall
 from lodviz.records import Columns
-from lodviz.result import Hit, date_line, header, line, render_items
+from lodviz.result import Hit, date_line, header, line, render_items, year_line
 from lodviz.scoring import Tier
 from lodviz.search.excerpts import Excerpter
 from lodviz.search.hits import hits
@@ -58,7 +58,6 @@ class BudgetFit:
         scored: scoring.Scored,
         keep: np.ndarray,
         budget: int,
-        query: str | None,
         exclude: Sequence[str],
         origin: np.ndarray | None,
         policy: str,
@@ -99,9 +98,16 @@ class BudgetFit:
                 costs[i, t] = n
                 self._line_tokens[(int(ids[i]), t)] = n
         costs[:, 1:] += newline
-        days = [date_line(datetime.fromtimestamp(x, tz=UTC)) for x in sub.created_at[keep].tolist()]
-        names, groups = np.unique(np.asarray(days, dtype=object), return_inverse=True)
-        group_costs = counter.count_many([str(d) for d in names]) + newline
+        # Groups: the days, each under its year's heading, then the years.
+        day_of = [datetime.fromtimestamp(x, tz=UTC).date() for x in sub.created_at[keep].tolist()]
+        days = sorted(set(day_of))
+        years = sorted({d.year for d in days})
+        day_index = {d: g for g, d in enumerate(days)}
+        year_index = {y: len(days) + g for g, y in enumerate(years)}
+        groups = np.array([day_index[d] for d in day_of], dtype=np.int64)
+        parents = np.array([year_index[d.year] for d in days] + [-1] * len(years), dtype=np.int64)
+        headings = [date_line(d) for d in days] + [year_line(date(y, 1, 1)) for y in years]
+        group_costs = counter.count_many(headings) + newline
         keys = scored.similarity[keep] - scored.penalty[keep]
         plan = None if near is None else self.excerpter.plan(
             ids, natural, keys, scored.penalty[keep], near, sub.len_summary[keep], sub.len_text[keep],
@@ -112,14 +118,14 @@ class BudgetFit:
             long[plan.excerpts.item] = True
         # An upper bound on the counts' digits (with excerpts: as many again, counted apart).
         most = {"FULL": len(keep), "SUMMARY": len(keep) * (2 if plan else 1), "HEADLINE": len(keep)}
-        fixed = count(counter, header(mode, query, most, exclude, len(keep) if plan else 0)) + newline
+        fixed = count(counter, header(mode, most, exclude, len(keep) if plan else 0)) + newline
         if fixed >= budget:
             raise BudgetTooSmall(f"a budget of {budget} tokens cannot hold even one headline with the result's header ({fixed} tokens).")
         detail_order = np.argsort(-scored.score[keep], kind="stable")
 
         def choose(room: int) -> budgeting.Fitted:
             return budgeting.fit_excerpts(
-                natural, costs, room, groups=groups, group_costs=group_costs, detail_order=detail_order, policy=policy,
+                natural, costs, room, groups=groups, group_costs=group_costs, parents=parents, detail_order=detail_order, policy=policy,
                 excerpts=plan.excerpts if plan else None, keys=keys,
             )
 
@@ -127,7 +133,7 @@ class BudgetFit:
         # The header was priced for the largest counts; the real one is often shorter, and what it frees may hold more.
         def header_cost(tiers: np.ndarray) -> int:
             shown = {t.name: int((tiers == t).sum()) for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
-            return count(counter, header(mode, query, shown, exclude, int((long & (tiers == Tier.SUMMARY)).sum()))) + newline
+            return count(counter, header(mode, shown, exclude, int((long & (tiers == Tier.SUMMARY)).sum()))) + newline
 
         actual = header_cost(fitted.tiers)
         if actual < fixed:
@@ -155,11 +161,11 @@ class BudgetFit:
             items[j].excerpt = spans
         return items
 
-    def trim(self, mode: str, query: str | None, items: list[Hit], exclude: Sequence[str], budget: int) -> int:
+    def trim(self, mode: str, items: list[Hit], exclude: Sequence[str], budget: int) -> int:
         """Count the rendered result; while it is over ``budget`` (a BPE tokenizer merging across
         lines, conflict markers), leave out the least relevant item. Returns the count."""
         while True:
-            used = count(self._counter(), render_items(mode, query, items, exclude))
+            used = count(self._counter(), render_items(mode, items, exclude))
             if used <= budget or not items:
                 return used
             items.pop()  # relevance order: the least relevant goes first

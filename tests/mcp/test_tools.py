@@ -96,7 +96,7 @@ def test_search_returns_tiers_text_and_spec_fields(store):
         record = store.get(item["id"])
         assert item["content"] == {"FULL": record.text, "SUMMARY": record.summary, "HEADLINE": record.headline}[item["tier"]]
     rendered = text(result)
-    assert rendered.startswith('Memory for "what did we agree on the liability cap?": ')
+    assert rendered.startswith('Memory: ')
     assert store.get(top["id"]).text.split()[0] in rendered  # a whole memory is its text
     for item in data["items"]:  # a whole memory is its text; a condensed one carries its id, to expand
         content = " ".join(item["content"].split())
