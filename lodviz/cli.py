@@ -990,6 +990,15 @@ def _access_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 _store_option = click.option("--store", "store", default=None, help="The store file or postgresql:// URL (default: the lodviz group's --store / LODVIZ_STORE).")
+_create_option = click.option("--create", is_flag=True, help="Start an empty store if none is at the path (without it, a path with no store is refused).")
+
+
+def _require_store(store: str, create: bool) -> None:
+    """Refuse a store file that is not there unless asked to create it: a mistyped path must not
+    become an empty store that an agent then finds nothing in."""
+    if create or store == ":memory:" or is_postgres_url(store) or Path(store).exists():
+        return
+    raise lodviz.StoreError(f"no store at {store}; pass --create to start an empty one there.")
 
 
 @cli.command("migrate")
@@ -1027,6 +1036,7 @@ def migrate_command(source: str, target: str) -> None:
 
 @cli.command("serve")
 @_store_option
+@_create_option
 @click.option("--host", default=DEFAULT_HOST, show_default=True, help="Address to listen on.")
 @click.option("--port", default=DEFAULT_PORT, show_default=True, type=int, help="Port (0 picks a free one).")
 @click.option("--no-open", is_flag=True, help="Do not open a browser.")
@@ -1034,7 +1044,7 @@ def migrate_command(source: str, target: str) -> None:
 @_access_options
 @click.pass_context
 def serve_command(
-    ctx: click.Context, store: str | None, host: str, port: int, no_open: bool, idle_timeout: float | None,
+    ctx: click.Context, store: str | None, create: bool, host: str, port: int, no_open: bool, idle_timeout: float | None,
     auth: bool, read_only: bool, allowed_host: tuple[str, ...],
 ) -> None:
     """Serve the landscape app and the MCP endpoint (/mcp/) over one store.
@@ -1047,6 +1057,7 @@ def serve_command(
     """
     _check_whole(port, "--port", 0, MAX_PORT)
     settings = _serve_settings(ctx, store)
+    _require_store(settings.store, create)
     serve(
         settings.store, host=host, port=port, open_browser=not no_open, model=settings.model, compressor=settings.compressor,
         matrix=settings.matrix, idle_timeout=idle_timeout, auth=auth, read_only=read_only, allowed_hosts=allowed_host,
@@ -1089,13 +1100,16 @@ def demo_command(ctx: click.Context, host: str, port: int, reset: bool, no_open:
 
 @cli.command("mcp")
 @_store_option
+@_create_option
 @click.option("--agent", envvar="LODVIZ_AGENT", help="The agent this client acts for (env LODVIZ_AGENT).")
 @click.option("--http", "http", is_flag=True, help="Serve the streamable HTTP transport instead of stdio.")
 @click.option("--host", default=DEFAULT_HOST, show_default=True, help="With --http: address to listen on.")
 @click.option("--port", default=DEFAULT_PORT, show_default=True, type=int, help="With --http: port (0 picks a free one).")
 @click.option("--timeout", default=120.0, show_default=True, type=float, help="Seconds to wait for the store's server to come up.")
 @click.pass_context
-def mcp_command(ctx: click.Context, store: str | None, agent: str | None, http: bool, host: str, port: int, timeout: float) -> None:
+def mcp_command(
+    ctx: click.Context, store: str | None, create: bool, agent: str | None, http: bool, host: str, port: int, timeout: float
+) -> None:
     """The MCP server for one agent: stdio (default) or streamable HTTP.
 
     stdio: relays to the server that owns the store (`lodviz serve`), starting
@@ -1106,6 +1120,7 @@ def mcp_command(ctx: click.Context, store: str | None, agent: str | None, http: 
     """
     _check_whole(port, "--port", 0, MAX_PORT)
     settings = _serve_settings(ctx, store)
+    _require_store(settings.store, create)
     if http:
         serve(
             settings.store, host=host, port=port, open_browser=False, agent=agent, model=settings.model,
@@ -1129,7 +1144,7 @@ def mcp_command(ctx: click.Context, store: str | None, agent: str | None, http: 
         finally:
             mem.close()
         return
-    run_relay(settings.store, agent, model=settings.model, compressor=settings.compressor, timeout=timeout)
+    run_relay(settings.store, agent, model=settings.model, compressor=settings.compressor, timeout=timeout, create=create)
 
 
 def _end_served_process(ctx: click.Context) -> None:

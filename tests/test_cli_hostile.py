@@ -117,6 +117,27 @@ def test_a_port_outside_0_to_65535_is_refused_in_one_line(runner, store, port):
     assert line == f"Error: --port must be a whole number from 0 to 65535, got {port}."
 
 
+@pytest.mark.parametrize("command", [["serve", "--no-open", "--port", "0"], ["mcp", "--agent", "claude-code"],
+                                     ["mcp", "--http", "--agent", "claude-code", "--port", "0"]])
+def test_serving_a_mistyped_store_path_is_refused_and_creates_nothing(tmp_path, cli_env, command):
+    typo = tmp_path / "typo.duckdb"
+    package_root = Path(lodviz.__file__).resolve().parents[1]
+    env = {**os.environ, **cli_env, "PYTHONPATH": str(package_root)}
+    # A process, with a timeout: a server that starts on the mistyped path would otherwise serve for ever.
+    done = subprocess.run([sys.executable, "-m", "lodviz", *command, "--store", str(typo)], env=env, capture_output=True,
+                          text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == f"Error: no store at {typo}; pass --create to start an empty one there."
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_owner_a_relay_starts_creates_the_store_only_when_asked():
+    from lodviz.serve.registry import serve_command_line
+
+    assert "--create" not in serve_command_line("/tmp/x.duckdb")
+    assert serve_command_line("/tmp/x.duckdb", create=True)[-1] == "--create"
+
+
 def test_a_negative_sample_seed_is_refused_in_one_line(runner, store):
     assert_refused(run(runner, store, "sample", "--seed", "-1"))
 

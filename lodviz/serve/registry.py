@@ -326,8 +326,9 @@ def serve_command_line(
     model: str | None = None,
     compressor: str | None = None,
     idle_timeout: float | None = AUTO_IDLE_TIMEOUT,
+    create: bool = False,
 ) -> list[str]:
-    """The command that starts a background owner for ``store`` on a free port."""
+    """The command that starts a background owner for ``store`` on a free port (``create``: an empty one if none is there)."""
     command = [sys.executable, "-m", "lodviz.cli"]
     if model:
         command += ["--model", model]
@@ -336,6 +337,8 @@ def serve_command_line(
     command += ["serve", "--store", str(store_key(store)), "--no-open", "--port", "0"]
     if idle_timeout:
         command += ["--idle-timeout", str(int(idle_timeout))]
+    if create:
+        command.append("--create")
     return command
 
 
@@ -373,6 +376,7 @@ def ensure_serve(
     timeout: float = 120.0,
     idle_timeout: float | None = AUTO_IDLE_TIMEOUT,
     env: dict[str, str] | None = None,
+    create: bool = False,
 ) -> ServeEntry:
     """The live owner of ``store``, starting one in the background if there is none.
 
@@ -380,7 +384,8 @@ def ensure_serve(
     ``<store>.serve.log``) and stops by itself after ``idle_timeout`` seconds
     without a request. If the store is held by some other process (an
     ``ingest``, say), this waits for it to be released until ``timeout``.
-    Raises ``StoreError`` with the server's last words if none comes up.
+    Raises ``StoreError`` with the server's last words if none comes up;
+    without ``create``, the server refuses a store that does not exist.
     """
     key = store_key(store)
     if not key.parent.is_dir():
@@ -400,7 +405,7 @@ def ensure_serve(
                 out.write(f"\n--- {time.strftime('%Y-%m-%d %H:%M:%S')} started by pid {os.getpid()}\n".encode())
                 out.flush()
                 process = subprocess.Popen(
-                    serve_command_line(key, model=model, compressor=compressor, idle_timeout=idle_timeout),
+                    serve_command_line(key, model=model, compressor=compressor, idle_timeout=idle_timeout, create=create),
                     stdin=subprocess.DEVNULL,
                     stdout=out,
                     stderr=subprocess.STDOUT,

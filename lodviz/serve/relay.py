@@ -38,9 +38,11 @@ class Relay:
     """The upstream side: where the owner is, and one call through it."""
 
     def __init__(
-        self, store: str, agent: str, *, model: str | None = None, compressor: str | None = None, timeout: float = 120.0
+        self, store: str, agent: str, *, model: str | None = None, compressor: str | None = None, timeout: float = 120.0,
+        create: bool = False,
     ) -> None:
         self.store = str(registry.store_key(store))
+        self.create = create
         self.agent = agent
         self.model = model
         self.compressor = compressor
@@ -55,7 +57,8 @@ class Relay:
             if refresh or self._entry is None:
                 self._entry = await anyio.to_thread.run_sync(
                     functools.partial(
-                        registry.ensure_serve, self.store, model=self.model, compressor=self.compressor, timeout=self.timeout
+                        registry.ensure_serve, self.store, model=self.model, compressor=self.compressor, timeout=self.timeout,
+                        create=self.create,
                     ),
                     abandon_on_cancel=True,
                 )
@@ -157,16 +160,17 @@ def build_relay_server(relay: Relay) -> Any:
 
 
 def run_relay(
-    store: str, agent: str, *, model: str | None = None, compressor: str | None = None, timeout: float = 120.0
+    store: str, agent: str, *, model: str | None = None, compressor: str | None = None, timeout: float = 120.0,
+    create: bool = False,
 ) -> None:
     """Serve MCP on stdin/stdout for ``agent``, relaying to the store's owner (started with
-    ``model`` and ``compressor`` if it has to be)."""
+    ``model`` and ``compressor`` if it has to be, and ``create`` to start an empty store)."""
     from mcp.server.stdio import stdio_server
 
     logging.getLogger("mcp").setLevel(logging.WARNING)
     logging.getLogger("httpx").setLevel(logging.WARNING)
     logging.getLogger("httpx2").setLevel(logging.WARNING)
-    relay = Relay(store, agent, model=model, compressor=compressor, timeout=timeout)
+    relay = Relay(store, agent, model=model, compressor=compressor, timeout=timeout, create=create)
     server = build_relay_server(relay)
 
     async def main() -> None:

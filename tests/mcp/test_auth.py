@@ -232,7 +232,7 @@ def test_sign_in_sets_a_strict_http_only_session(guarded):
 
 
 def test_serving_beyond_loopback_without_auth_is_refused_in_one_line(tmp_path):
-    result = subprocess.run(lodviz_command("--model", "hash", "serve", "--store", str(tmp_path / "s.duckdb"), "--host", "0.0.0.0", "--no-open", "--port", "0"),
+    result = subprocess.run(lodviz_command("--model", "hash", "serve", "--create", "--store", str(tmp_path / "s.duckdb"), "--host", "0.0.0.0", "--no-open", "--port", "0"),
                             capture_output=True, text=True, env=child_env(tmp_path), timeout=120)
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
@@ -240,7 +240,7 @@ def test_serving_beyond_loopback_without_auth_is_refused_in_one_line(tmp_path):
 
 
 def test_auth_without_any_token_is_refused_in_one_line(tmp_path):
-    result = subprocess.run(lodviz_command("--model", "hash", "serve", "--store", str(tmp_path / "s.duckdb"), "--auth", "--no-open", "--port", "0"),
+    result = subprocess.run(lodviz_command("--model", "hash", "serve", "--create", "--store", str(tmp_path / "s.duckdb"), "--auth", "--no-open", "--port", "0"),
                             capture_output=True, text=True, env=child_env(tmp_path), timeout=120)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == ["Error: --auth is on but the store has no live token; create one first: `lodviz token create NAME --role admin`."]

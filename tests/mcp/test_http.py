@@ -200,7 +200,7 @@ def test_second_serve_on_the_same_store_is_refused_in_one_line(served):
 def test_port_in_use_is_one_line(served, tmp_path):
     port = served.url.rsplit(":", 1)[1].strip("/")
     result = subprocess.run(
-        lodviz_command("serve", "--store", str(tmp_path / "other.duckdb"), "--no-open", "--port", port),
+        lodviz_command("serve", "--create", "--store", str(tmp_path / "other.duckdb"), "--no-open", "--port", port),
         capture_output=True, text=True, env=child_env(tmp_path), timeout=60,
     )
     assert result.returncode == 1

@@ -172,7 +172,7 @@ def test_demo_without_a_sample_store_is_one_line(tmp_path, monkeypatch):
 
 def test_mcp_http_with_a_bad_agent_is_one_line(tmp_path):
     result = subprocess.run(
-        lodviz_command("mcp", "--http", "--store", str(tmp_path / "m.duckdb"), "--agent", "no spaces", "--port", "0"),
+        lodviz_command("mcp", "--http", "--create", "--store", str(tmp_path / "m.duckdb"), "--agent", "no spaces", "--port", "0"),
         capture_output=True, text=True, env=child_env(tmp_path), timeout=60, stdin=subprocess.DEVNULL,
     )
     assert result.returncode == 1
