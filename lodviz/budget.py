@@ -88,6 +88,8 @@ class Excerpts:
     opening: np.ndarray
     share: np.ndarray
     headline: np.ndarray
+    #: Per passage: its relevance as a later passage of its memory (what it adds to the best); None: ``key``.
+    later: np.ndarray | None = None
 
 
 @dataclass
@@ -290,6 +292,8 @@ def _units(n: int, long: np.ndarray, excerpts: Excerpts, keys: np.ndarray | None
     pkey[firsts] = np.maximum(pkey[firsts], relevance[long])
     later = np.ones(len(item), dtype=bool)
     later[firsts] = False
+    if excerpts.later is not None:
+        pkey[later] = np.asarray(excerpts.later, dtype=np.float64)[later]
     pkey[later] -= LATER_PASSAGE_DISCOUNT
     short = np.flatnonzero(~long)
     all_keys = np.concatenate([relevance[short], pkey])

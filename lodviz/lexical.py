@@ -332,19 +332,35 @@ def _grown(array: np.ndarray, need: int) -> np.ndarray:
 
 def bm25(tf: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """``lex`` in [0, 1] from term frequencies (query terms, documents) and document lengths."""
+    parts, most = bm25_terms(tf, lengths)
+    return normalised(parts.sum(axis=0), float(most.sum()))
+
+
+def bm25_terms(tf: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """BM25 term by term: each query term's part of each document's score (terms, documents), and the
+    most each term can give (its idf times k1 + 1); ``bm25`` is their sums, normalised."""
+    tf = np.asarray(tf, dtype=np.float64).reshape(-1, len(lengths))
     n = len(lengths)
-    out = np.zeros(n, dtype=np.float64)
-    norm = K1 * (1.0 - B + B * lengths / max(float(lengths.mean()), 1e-9))
-    best = 0.0
-    for freq in tf:
+    parts = np.zeros(tf.shape, dtype=np.float64)
+    most = np.zeros(len(tf), dtype=np.float64)
+    norm = K1 * (1.0 - B + B * lengths / max(float(lengths.mean()), 1e-9)) if n else np.zeros(0)
+    for t, freq in enumerate(tf):
         df = int(np.count_nonzero(freq))
         idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-        best += idf * (K1 + 1.0)
+        most[t] = idf * (K1 + 1.0)
         if df:
-            out += idf * freq * (K1 + 1.0) / (freq + norm)
-    if best <= 0:
-        return np.zeros(n, dtype=np.float64)
-    return np.minimum(out / (NORMALISE_AT * best), 1.0)
+            parts[t] = idf * freq * (K1 + 1.0) / (freq + norm)
+    return parts, most
 
 
-__all__ = ["terms", "query_terms", "document", "scores", "text_scores", "counts", "bm25", "TermIndex", "stem", "STOPWORDS"]
+def normalised(score: np.ndarray, most: float | np.ndarray) -> np.ndarray:
+    """BM25 scores as ``lex`` in [0, 1]: a document with about half of ``most`` (what the query's terms can give;
+    one for all, or one per document) scores 1, and 0 where nothing can be given."""
+    most = np.broadcast_to(np.asarray(most, dtype=np.float64), np.shape(score))
+    out = np.zeros(np.shape(score), dtype=np.float64)
+    can = most > 0
+    out[can] = np.minimum(np.asarray(score, dtype=np.float64)[can] / (NORMALISE_AT * most[can]), 1.0)
+    return out
+
+
+__all__ = ["terms", "query_terms", "document", "scores", "text_scores", "counts", "bm25", "bm25_terms", "normalised", "TermIndex", "stem", "STOPWORDS"]

@@ -136,3 +136,15 @@ def test_a_memorys_later_passage_queues_behind_another_memorys_best_one_a_little
 
 def test_a_memorys_later_passage_much_more_relevant_still_comes_first():
     assert _second_passage_against_a_best_one(LATER_PASSAGE_DISCOUNT * 3) == [True, True, False]
+
+
+def test_a_later_passage_queues_by_what_it_adds_not_by_its_own_relevance():
+    # Memory 0: its best (0.9), a passage near the query that adds nothing new (0.8 alone, 0.6 as a later one),
+    # and one that names what the best lacks (0.65 alone, 0.85 as a later one); room for two passages.
+    natural = np.array([Tier.SUMMARY])
+    costs = np.array([[0, 5, 50, 500]])
+    excerpts = Excerpts(
+        item=np.array([0, 0, 0]), key=np.array([0.9, 0.8, 0.65]), cost=np.array([10, 10, 10]), words=np.array([5, 5, 5]),
+        opening=np.array([2]), share=np.array([100]), headline=np.array([5]), later=np.array([0.9, 0.6, 0.85]),
+    )
+    assert fit_excerpts(natural, costs, 22, excerpts=excerpts, keys=np.array([0.9])).passages.tolist() == [True, False, True]

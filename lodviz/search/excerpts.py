@@ -101,6 +101,7 @@ class Excerpter:
             return None
         item = np.array([at[int(m)] for m in near.owner[rows].tolist()], dtype=np.int64)
         key = near.similarity[rows] - (penalty[item] if penalty is not None else 0.0)
+        later = (near.later[rows] if near.later is not None else near.similarity[rows]) - (penalty[item] if penalty is not None else 0.0)
         # Only as many passages as could fit: each costs at least an eighth of its characters.
         size = (near.spans[rows, 1] - near.spans[rows, 0]).astype(np.int64)
         by_key = np.argsort(-key, kind="stable")
@@ -108,7 +109,7 @@ class Excerpter:
         # A long candidate none of whose passages is within reach is fitted as a short one, with its stored
         # summary: keeping its best passage instead read less on the benchmark's documents (docs/retrieval.md).
         wanted = np.sort(by_key[:reach])
-        rows, item, key, size = rows[wanted], item[wanted], key[wanted], size[wanted]
+        rows, item, key, later, size = rows[wanted], item[wanted], key[wanted], later[wanted], size[wanted]
         cost = self._passage_tokens(near, rows)
         long = np.unique(item)
         counter = self._counter()
@@ -123,7 +124,7 @@ class Excerpter:
             heads[long] = counted[len(long):] + 1
         limit = np.where(np.asarray(natural) >= Tier.FULL, full_share, share).astype(np.int64)
         excerpts = budgeting.Excerpts(
-            item=item, key=key, cost=cost, words=size, opening=opening, share=limit, headline=heads,
+            item=item, key=key, cost=cost, words=size, opening=opening, share=limit, headline=heads, later=later,
         )
         return Plan(excerpts, np.asarray(ids), rows, near, headlines)
 

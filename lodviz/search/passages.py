@@ -45,6 +45,9 @@ class Near:
     lexical: np.ndarray
     similarity: np.ndarray
     full: Mapping[int, str] = field(default_factory=dict)
+    #: Each passage's S as its memory's second passage: what it adds to the memory's best one (``added``);
+    #: the best passage's own S for the best. None: its S.
+    later: np.ndarray | None = None
 
     @classmethod
     def none(cls) -> Near:
@@ -70,20 +73,62 @@ def weigh(
 ) -> Near:
     """S of each passage: its ``cosine`` fused with BM25 of ``query`` over ``texts`` (the passages' own)."""
     wanted = lex.query_terms(query)
+    owner = np.asarray(owner, dtype=np.int64)
+    cosine = np.asarray(cosine, dtype=np.float64)
+    later = None
     if lexical_weight > 0 and wanted and len(texts):
         tf, lengths = lex.counts(wanted, texts)
-        evidence = lex.bm25(tf, lengths)
+        parts, most = lex.bm25_terms(tf, lengths)
+        evidence = lex.normalised(parts.sum(axis=0), float(most.sum()))
+        similarity = scoring.fuse(cosine, evidence, lexical_weight)
+        later = added(owner, cosine, similarity, parts, most, lexical_weight)
     else:
         evidence = np.zeros(len(texts), dtype=np.float64)
-    cosine = np.asarray(cosine, dtype=np.float64)
+        similarity = scoring.fuse(cosine, evidence, lexical_weight)
     return Near(
-        owner=np.asarray(owner, dtype=np.int64),
+        owner=owner,
         spans=np.asarray(spans, dtype=np.int64).reshape(-1, 2),
         cosine=cosine,
         lexical=evidence,
-        similarity=scoring.fuse(cosine, evidence, lexical_weight),
+        similarity=similarity,
         full=full or {},
+        later=later,
     )
+
+
+#: A later passage that holds none of the query terms its memory's best passage lacks queues at most this
+#: much of S behind its own: it adds nothing the agent can search for (chosen in docs/retrieval.md).
+NOTHING_NEW = 0.02
+
+
+def added(
+    owner: np.ndarray, cosine: np.ndarray, similarity: np.ndarray, parts: np.ndarray, most: np.ndarray, lexical_weight: float
+) -> np.ndarray:
+    """Each passage's S as a later passage of its memory: what it adds to the memory's best passage.
+
+    That is its cosine fused with the lexical evidence of the query terms the
+    best passage does not hold (normalised over those terms alone), and at
+    least its own S less ``NOTHING_NEW``; never more than the best's S. A
+    document whose opening names the query's subject ("Orchid CRM:
+    permissions") has said that once its best passage is in; the passage that
+    names the user the query also asks about ("Chloe Aziz") adds what the
+    agent needs, one more on the subject adds little. ``parts`` and ``most``
+    are ``lexical.bm25_terms`` of the passages.
+    """
+    if not len(owner):
+        return similarity.copy()
+    order = np.lexsort((-similarity, owner))
+    starts = np.r_[True, owner[order][1:] != owner[order][:-1]]
+    best = np.empty(len(owner), dtype=np.int64)
+    best[order] = order[np.flatnonzero(starts)[np.cumsum(starts) - 1]]  # each passage's memory's best passage
+    missing = parts[:, best] <= 0  # (terms, passages): query terms the best passage does not hold
+    room = (most[:, None] * missing).sum(axis=0)
+    score = (parts * missing).sum(axis=0)
+    novel = lex.normalised(score, room)
+    out = np.maximum(scoring.fuse(cosine, novel, lexical_weight), similarity - NOTHING_NEW)
+    out = np.minimum(out, similarity[best])
+    out[best] = similarity[best]
+    return out
 
 
 def best(near: Near, ids: np.ndarray) -> np.ndarray:
