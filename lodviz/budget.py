@@ -30,14 +30,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from lodviz.errors import BudgetTooSmall
+from lodviz.params import MIN_BUDGET  # budgets below it cannot hold a header and one headline
 from lodviz.scoring import Tier
 
 #: Tokens an item costs beyond its text in the estimate the app shows.
 ITEM_OVERHEAD = 2
 #: The budget policies: the default, and the alternative it was measured against.
 POLICIES = ("readable-first", "coverage-first")
-#: Budgets below this cannot hold a header and one headline.
-MIN_BUDGET = 16
 #: A long memory's later passages queue this much relevance (S) behind their own, so that another
 #: memory's best passage a little less relevant comes first: the benchmark's long sets read as much
 #: or more with more distinct memories at 0.03, and less on documents at 0.1 (docs/retrieval.md).

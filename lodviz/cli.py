@@ -27,7 +27,7 @@ from lodviz.audit import FLOOR_MOVES, RETRIEVING, summarise
 from lodviz.errors import LodvizError
 from lodviz.ingest.importers import read_path
 from lodviz.memory import Memory, Result
-from lodviz.params import PRESETS, Params
+from lodviz.params import DEFAULT_BUDGET_ARG, PRESETS, BudgetArg, Params
 from lodviz.scoring import Tier
 from lodviz.serve import DEFAULT_HOST, DEFAULT_PORT, prepare_demo, serve
 from lodviz.settings import COMPRESSORS, DEFAULT_STORE, Settings
@@ -404,13 +404,19 @@ def _indent(text: str) -> str:
 @click.option("--no-touch", is_flag=True, help="Look without counting a retrieval.")
 @click.option("--headlines", default=25, show_default=True, help="Headlines to print.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@click.option("--text", "as_text", is_flag=True, help="Print exactly the text an agent receives (what --budget counts).")
+@click.option("--text", "as_text", is_flag=True,
+              help="Print exactly the text an agent receives: within --budget, else the agent's default budget (as over MCP).")
+@click.option("--whole-landscape", is_flag=True, help="With --text: every memory in range, no budget.")
 @pass_session
-def search(session: CliContext, query: str, agent_id: str | None, preset: str | None, exclude: tuple[str, ...], budget_tokens: int | None, now: str | None, as_of: str | None, no_touch: bool, headlines: int, as_json: bool, as_text: bool, **values: Any) -> None:
+def search(session: CliContext, query: str, agent_id: str | None, preset: str | None, exclude: tuple[str, ...], budget_tokens: int | None, now: str | None, as_of: str | None, no_touch: bool, headlines: int, as_json: bool, as_text: bool, whole_landscape: bool, **values: Any) -> None:
     """Search: the k nearest memories, each at its tier."""
     mem = session.open(must_exist=True)
     params = _params(mem, agent_id, preset, **values)
-    result = mem.search(query, agent_id=agent_id, params=params, exclude=list(exclude), budget_tokens=budget_tokens, now=now,
+    # The text an agent reads keeps to its budget, as an MCP search does; the landscape a person reads is whole.
+    budget: BudgetArg = budget_tokens
+    if budget is None and as_text and not whole_landscape:
+        budget = DEFAULT_BUDGET_ARG
+    result = mem.search(query, agent_id=agent_id, params=params, exclude=list(exclude), budget_tokens=budget, now=now,
                         touch=not no_touch, as_of=as_of)
     if as_json:
         _echo_json(result.to_dict())
@@ -669,23 +675,24 @@ def agents_show(session: CliContext, as_json: bool) -> None:
     if as_json:
         _echo_json(rows)
         return
-    _say(f"{'agent':<22}{'memories':>9}{'alpha':>7}{'lambda':>8}{'theta1':>8}{'theta2':>8}{'theta3':>8}{'k':>7}")
+    _say(f"{'agent':<22}{'memories':>9}{'alpha':>7}{'lambda':>8}{'theta1':>8}{'theta2':>8}{'theta3':>8}{'k':>7}{'budget':>8}")
     for row in rows:
         p = row["profile"]
         tag = "" if row["stored"] else "  (defaults)"
-        _say(f"{_field(row['agent_id']):<22}{row['memories']:>9}{p['alpha']:>7.2f}{p['lam']:>8.3f}{p['theta1']:>8.2f}{p['theta2']:>8.2f}{p['theta3']:>8.2f}{p['k']:>7}{tag}")
+        _say(f"{_field(row['agent_id']):<22}{row['memories']:>9}{p['alpha']:>7.2f}{p['lam']:>8.3f}{p['theta1']:>8.2f}{p['theta2']:>8.2f}{p['theta3']:>8.2f}{p['k']:>7}{p['budget'] or 'all':>8}{tag}")
     _say("\npresets: " + "; ".join(f"{n} (alpha {p.alpha}, lambda {p.lam})" for n, p in PRESETS.items()))
 
 
 @agents.command("set")
 @click.argument("agent_id")
 @_param_options
+@click.option("--budget", type=int, help="Tokens the agent's searches return unless it asks otherwise (0: the whole landscape).")
 @click.option("--reason", help="Why (kept in the audit log).")
 @pass_session
 def agents_set(session: CliContext, agent_id: str, preset: str | None, reason: str | None, **values: Any) -> None:
     """Set AGENT_ID's profile from a preset and/or values (recorded in the audit log)."""
     if not preset and all(v is None for v in values.values()):
-        raise click.UsageError("give --preset or at least one of --alpha/--lambda/--theta1/--theta2/--theta3/--k.")
+        raise click.UsageError("give --preset or at least one of --alpha/--lambda/--theta1/--theta2/--theta3/--k/--budget.")
     params = session.open().set_profile(agent_id, preset, reason=reason, **values)
     _say(f"Profile of {_field(agent_id)}: " + ", ".join(f"{k}={v}" for k, v in params.to_dict().items()))
 

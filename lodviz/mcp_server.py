@@ -55,6 +55,7 @@ from lodviz.access import IDENTITY_HEADER, check_agent, set_face
 from lodviz.drilling import Neighbourhood
 from lodviz.errors import AccessDenied, LodvizError, StoreError
 from lodviz.memory import Memory, Result
+from lodviz.params import DEFAULT_BUDGET, DEFAULT_BUDGET_ARG, BudgetArg
 from lodviz.records import MemoryRecord
 from lodviz.scoring import Tier
 from lodviz.times import iso
@@ -75,7 +76,9 @@ as headlines with their [id].
   headlines; call memory_expand(id) on any headline you need in full. A long
   memory may come back as an excerpt (passages, "…" where text was left out):
   memory_expand(id, around="a phrase you read") reads on around it.
-- Use exclude=[topics] to push a topic away, budget_tokens to cap the size.
+- Results keep to your profile's token budget (usually 2000; the header says
+  which): pass budget_tokens=N for more or less, whole_landscape=true for all.
+- Use exclude=[topics] to push a topic away.
 - memory_promote(id, reason) keeps a key memory at a higher resolution for good.
 - memory_write(text, kind) stores something worth remembering (private to you
   unless visibility="shared").
@@ -320,7 +323,21 @@ USES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_
 #: memory_write: the same text again stores nothing new.
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
-Budget = Annotated[int | None, Field(description="Hard cap on the tokens of the returned texts.")]
+Budget = Annotated[
+    int | None,
+    Field(description=f"Hard cap on the tokens of the returned text (default: your profile's, usually {DEFAULT_BUDGET})."),
+]
+WholeLandscape = Annotated[
+    bool,
+    Field(description="Return every memory in range at its tier, with no token cap (tens of thousands of tokens on a large store)."),
+]
+
+
+def _budget(budget_tokens: int | None, whole_landscape: bool) -> BudgetArg:
+    """What a tool asks the store for: the agent's own cap, its profile's default, or none at all."""
+    if whole_landscape:
+        return None
+    return DEFAULT_BUDGET_ARG if budget_tokens is None else budget_tokens
 
 
 def tool(annotations: ToolAnnotations) -> Callable[[F], F]:
@@ -340,6 +357,7 @@ def memory_search(
     exclude: Annotated[list[str] | None, Field(description="Topics to push away (negative retrieval).")] = None,
     k: Annotated[int | None, Field(description="How many nearest memories to consider (default: your profile's, usually 1000).")] = None,
     budget_tokens: Budget = None,
+    whole_landscape: WholeLandscape = False,
 ) -> Annotated[CallToolResult, LandscapeOut]:
     """Search your memory: the landscape around a query, at mixed resolution.
 
@@ -349,13 +367,15 @@ def memory_search(
     recency earn: FULL text for the closest and most used, SUMMARY for the
     next ring, a one-line HEADLINE with its [id] for the rest. Read the full
     items, scan the headlines, and call memory_expand(id) on any headline
-    you need. exclude=["topic", ...] pushes a topic down; budget_tokens
-    caps the size (lower-scoring items lose resolution first, nothing is
-    dropped before it must be). Memories returned FULL or SUMMARY count as
-    used and stay sharp.
+    you need. exclude=["topic", ...] pushes a topic down. The result keeps to
+    your profile's token budget (usually 2000 tokens; the header says which):
+    lower-scoring items lose resolution first, nothing is dropped before it
+    must be; budget_tokens=N sets another cap, whole_landscape=true returns
+    every memory in range. Memories returned FULL or SUMMARY count as used
+    and stay sharp.
     """
     result = call.service().search(
-        query, agent_id=call.agent, exclude=exclude, k=k, budget_tokens=budget_tokens,
+        query, agent_id=call.agent, exclude=exclude, k=k, budget_tokens=_budget(budget_tokens, whole_landscape),
         touch=not call.read_only, record=not call.read_only, actor=call.actor,
     )
     return _landscape(result)
@@ -464,6 +484,7 @@ def memory_recent(
     since: Annotated[str, Field(description="Start of the window, ISO 8601 (e.g. 2026-05-01 or 2026-05-01T09:00:00Z).")],
     until: Annotated[str | None, Field(description="End of the window, ISO 8601 (default: now).")] = None,
     budget_tokens: Budget = None,
+    whole_landscape: WholeLandscape = False,
 ) -> Annotated[CallToolResult, LandscapeOut]:
     """What was stored in a time window, newest first, without a query.
 
@@ -472,7 +493,7 @@ def memory_recent(
     frequently used ones in full, untouched ones as headlines.
     """
     result = call.service().recent(
-        since, until, agent_id=call.agent, budget_tokens=budget_tokens,
+        since, until, agent_id=call.agent, budget_tokens=_budget(budget_tokens, whole_landscape),
         touch=not call.read_only, record=not call.read_only, actor=call.actor,
     )
     return _landscape(result)
@@ -483,6 +504,7 @@ def memory_unseen(
     call: Call,
     limit: Annotated[int, Field(description="At most this many, newest first.")] = 50,
     budget_tokens: Budget = None,
+    whole_landscape: WholeLandscape = False,
 ) -> Annotated[CallToolResult, LandscapeOut]:
     """Memories that have never been retrieved, newest first.
 
@@ -490,7 +512,7 @@ def memory_unseen(
     unread results) before it fades.
     """
     result = call.service().unseen(
-        agent_id=call.agent, limit=limit, budget_tokens=budget_tokens,
+        agent_id=call.agent, limit=limit, budget_tokens=_budget(budget_tokens, whole_landscape),
         touch=not call.read_only, record=not call.read_only, actor=call.actor,
     )
     return _landscape(result)
@@ -501,6 +523,7 @@ def memory_sample(
     call: Call,
     n: Annotated[int, Field(description="How many memories to draw.")] = 10,
     budget_tokens: Budget = None,
+    whole_landscape: WholeLandscape = False,
 ) -> Annotated[CallToolResult, LandscapeOut]:
     """Resurface n memories at random, weighted towards the most faded.
 
@@ -508,7 +531,7 @@ def memory_sample(
     findings. Drawn memories come back as summaries and count as used.
     """
     result = call.service().sample(
-        n, agent_id=call.agent, budget_tokens=budget_tokens,
+        n, agent_id=call.agent, budget_tokens=_budget(budget_tokens, whole_landscape),
         touch=not call.read_only, record=not call.read_only, actor=call.actor,
     )
     return _landscape(result)

@@ -54,7 +54,7 @@ from lodviz.ingest.compress import Compressor
 from lodviz.ingest.embed import Embedder
 from lodviz.ingest.inputs import MemoryInput, parse_time
 from lodviz.models import Models, embed_field_of
-from lodviz.params import PRESETS, AnswerSettings, Params
+from lodviz.params import DEFAULT_BUDGET_ARG, PRESETS, AnswerSettings, BudgetArg, Params
 from lodviz.profiles import Profiles
 from lodviz.records import Label, MemoryId, RecentUse
 from lodviz.replay import Replayer
@@ -367,7 +367,7 @@ class Memory:
         self, query: str, *, agent_id: str | None = None, alpha: float | None = None, lam: float | None = None,
         theta1: float | None = None, theta2: float | None = None, theta3: float | None = None, k: int | None = None,
         params: Params | None = None, now: datetime | str | None = None, exclude: Sequence[str] | None = None,
-        exclude_weight: float = 1.0, budget_tokens: int | None = None, touch: bool = True, actor: str | None = None,
+        exclude_weight: float = 1.0, budget_tokens: BudgetArg = None, touch: bool = True, actor: str | None = None,
         record: bool = True, as_of: history.Moment | datetime | str | None = None,
     ) -> Result:
         """The LOD landscape for ``query``: the k nearest memories, each at its tier.
@@ -380,6 +380,10 @@ class Memory:
 
         ``as_of`` asks the store as it was at a past moment (``now`` defaults
         to it): a look at the past, so it counts nothing and writes no audit line.
+
+        ``budget_tokens``: the real tokens ``render()`` may take (None: the
+        whole landscape; "default": the agent's profile's budget, as an agent
+        that names none gets through MCP).
         """
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("the query is empty.")
@@ -389,6 +393,7 @@ class Memory:
         base = params or self.profile(agent_id)
         params = base.with_(alpha=alpha, lam=lam, theta1=theta1, theta2=theta2, theta3=theta3, k=k)
         bounds.check_k(params.k)
+        budget_tokens = self._budget(budget_tokens, agent_id, params)
         exclude = [t.strip() for t in (exclude or []) if isinstance(t, str) and t.strip()]
         bounds.check_exclude(exclude)
         moment = self._timeline.moment(as_of)
@@ -402,6 +407,14 @@ class Memory:
             self._store.snapshot(), query, params, self._now(now), agent_id, exclude, exclude_weight,
             budget_tokens=budget_tokens, touch=touch, actor=actor, record=record, settings=self.settings,
         )
+
+    def _budget(self, budget_tokens: BudgetArg, agent_id: str | None, params: Params | None = None) -> int | None:
+        """``budget_tokens`` with "default" made the agent's profile's budget."""
+        if isinstance(budget_tokens, str):
+            if budget_tokens != DEFAULT_BUDGET_ARG:
+                raise InvalidParameters(f'budget_tokens must be a whole number, "default" or None, got {budget_tokens!r}.')
+            return (params or self.profile(agent_id)).default_budget
+        return budget_tokens
 
     def preview(
         self, query: str, *, agent_id: str | None = None, params: Params | None = None, now: datetime | str | None = None,
@@ -585,25 +598,25 @@ class Memory:
 
     def recent(
         self, since: datetime | str, until: datetime | str | None = None, *, agent_id: str | None = None, limit: int | None = None,
-        budget_tokens: int | None = None, now: datetime | str | None = None, touch: bool = True, record: bool = True,
+        budget_tokens: BudgetArg = None, now: datetime | str | None = None, touch: bool = True, record: bool = True,
         actor: str | None = None,
     ) -> Result:
         """Everything created in [since, until], newest first, tiered by retrieval frequency alone (no query)."""
-        return self._browsing.recent(since, until, agent_id, limit, now, budget_tokens, touch, record, actor)
+        return self._browsing.recent(since, until, agent_id, limit, now, self._budget(budget_tokens, agent_id), touch, record, actor)
 
     def unseen(
-        self, *, agent_id: str | None = None, limit: int = 50, budget_tokens: int | None = None, now: datetime | str | None = None,
+        self, *, agent_id: str | None = None, limit: int = 50, budget_tokens: BudgetArg = None, now: datetime | str | None = None,
         touch: bool = True, record: bool = True, actor: str | None = None,
     ) -> Result:
         """Memories never retrieved (r = 0), newest first, tiered by recency (L = D)."""
-        return self._browsing.unseen(agent_id, limit, now, budget_tokens, touch, record, actor)
+        return self._browsing.unseen(agent_id, limit, now, self._budget(budget_tokens, agent_id), touch, record, actor)
 
     def sample(
-        self, n: int = 10, *, agent_id: str | None = None, seed: int | None = None, budget_tokens: int | None = None,
+        self, n: int = 10, *, agent_id: str | None = None, seed: int | None = None, budget_tokens: BudgetArg = None,
         now: datetime | str | None = None, touch: bool = True, record: bool = True, actor: str | None = None,
     ) -> Result:
         """``n`` memories drawn at random, weighted towards the lowest D; they come back as summaries, so count as used."""
-        return self._browsing.sample(n, agent_id, seed, now, budget_tokens, touch, record, actor)
+        return self._browsing.sample(n, agent_id, seed, now, self._budget(budget_tokens, agent_id), touch, record, actor)
 
     # -- audit and facts --------------------------------------------------------------
 

@@ -10,12 +10,21 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, Literal
 
 from lodviz.errors import InvalidParameters
 
 #: The largest k accepted; wider than any store we expect an agent to read whole.
 MAX_K = 1_000_000
+#: An agent's default budget: the retrieval benchmark's readable recall per token stops paying past it
+#: (docs/retrieval.md, "Defaults, chosen on evidence"); 0 in a profile means the whole landscape.
+DEFAULT_BUDGET = 2000
+#: The smallest budget that holds a header and one headline (``budget.MIN_BUDGET``), and the largest accepted.
+MIN_BUDGET, MAX_BUDGET = 16, 10_000_000
+#: ``budget_tokens="default"``: the agent's profile's budget.
+DEFAULT_BUDGET_ARG: Literal["default"] = "default"
+#: A search's budget as callers give it: tokens, the profile's ("default"), or None for the whole landscape.
+BudgetArg = int | Literal["default"] | None
 
 
 @dataclass(frozen=True)
@@ -28,6 +37,8 @@ class Params:
     theta2  ... SUMMARY
     theta3  ... HEADLINE; below it a memory is OUT
     k       how many nearest memories are candidates for a search
+    budget  the tokens an agent's search returns unless it asks otherwise (MCP, ``search --text``,
+            ``budget_tokens="default"``); 0: the whole landscape
     """
 
     alpha: float = 0.7
@@ -36,6 +47,7 @@ class Params:
     theta2: float = 0.22
     theta3: float = 0.04
     k: int = 1000
+    budget: int = DEFAULT_BUDGET
 
     def __post_init__(self) -> None:
         for name in ("alpha", "lam", "theta1", "theta2", "theta3"):
@@ -62,6 +74,17 @@ class Params:
             raise InvalidParameters(f"k must be a whole number, got {self.k!r}.")
         if not 1 <= self.k <= MAX_K:
             raise InvalidParameters(f"k must be between 1 and {MAX_K}, got {self.k}.")
+        if isinstance(self.budget, bool) or not isinstance(self.budget, int):
+            raise InvalidParameters(f"budget must be a whole number of tokens, got {self.budget!r}.")
+        if self.budget != 0 and not MIN_BUDGET <= self.budget <= MAX_BUDGET:
+            raise InvalidParameters(
+                f"budget must be 0 (the whole landscape) or between {MIN_BUDGET} and {MAX_BUDGET:,} tokens, got {self.budget}."
+            )
+
+    @property
+    def default_budget(self) -> int | None:
+        """The tokens an agent's search returns unless it asks otherwise (None: the whole landscape)."""
+        return self.budget or None
 
     @property
     def thresholds(self) -> tuple[float, float, float]:

@@ -7,7 +7,7 @@ A search returns items at their tiers, and the text an agent reads.
 their text, the CLI's ``--text`` prints it), and the text a token budget is
 kept on. It is built to cost few tokens for what it carries:
 
-    Memory: 2 full, 1 summary, 3 headlines. … = condensed, memory_expand #id.
+    Memory within 400 tokens: 2 full, 1 summary, 3 headlines. … = condensed, memory_expand #id.
     2023
     8 May
     Paloma: Okay so big news: I've moved to Calgary! Boxes everywhere.
@@ -19,7 +19,7 @@ Memories are listed oldest first under the day they were written (a
 conversation reads in order, and "when" questions need the day), the days
 under their year: a year heading costs its tokens once, where "8 May 2023"
 on every day cost twice what "8 May" does. The header does not repeat the
-query: the agent has just sent it. A memory shown whole carries no id; a
+query: the agent has just sent it; it says the budget the text was kept within. A memory shown whole carries no id; a
 condensed one (a summary shorter than its text, or a headline) carries its
 ``#id`` and ends in "…", so the agent knows what it can expand. Every id,
 tier and score is in ``to_dict()``.
@@ -160,12 +160,12 @@ def date_line(created_at: date) -> str:
     return f"{created_at.day} {created_at.strftime('%b')}"
 
 
-def header(mode: str, counts: dict[str, int], exclude: Sequence[str] = (), excerpts: int = 0) -> str:
-    """The first line: what this is and how many memories at which resolution.
+def header(mode: str, counts: dict[str, int], exclude: Sequence[str] = (), excerpts: int = 0, budget: int | None = None) -> str:
+    """The first line: what this is, within which budget, and how many memories at which resolution.
 
     ``excerpts`` of the SUMMARY items are long memories' passages near the query, counted apart.
     """
-    title = TITLES[mode]
+    title = TITLES[mode] + (f" within {budget} tokens" if budget is not None else "")
     summaries = counts["SUMMARY"] - excerpts
     parts = [
         f"{n} {name}"
@@ -189,10 +189,10 @@ def _plural(n: int, one: str, many: str) -> str:
     return one if n == 1 else many
 
 
-def render_items(mode: str, items: Sequence[Hit], exclude: Sequence[str] = ()) -> str:
+def render_items(mode: str, items: Sequence[Hit], exclude: Sequence[str] = (), budget: int | None = None) -> str:
     """The text of a result: a header, then the items oldest first under their days, the days under their years."""
     counts = count_tiers(items)
-    lines = [header(mode, counts, exclude, sum(1 for item in items if item.excerpt))]
+    lines = [header(mode, counts, exclude, sum(1 for item in items if item.excerpt), budget)]
     last_year = last_day = None
     for item in sorted(items, key=lambda hit: (hit.created_at, hit.id)):
         year, day = year_line(item.created_at), date_line(item.created_at)
@@ -346,7 +346,7 @@ class Result:
 
     def render(self) -> str:
         """The text an agent reads (see the module docstring)."""
-        return render_items(self.mode, self.items, self.exclude)
+        return render_items(self.mode, self.items, self.exclude, self.budget_tokens)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -279,3 +279,16 @@ def test_adding_a_text_already_stored_names_its_memory_and_stores_nothing(runner
     assert again.stdout.startswith("Already stored as memory 1; nothing new was stored: ")
     exported = run(runner, store, "export")
     assert len(exported.stdout.splitlines()) == 1
+
+
+def test_search_text_is_what_an_agent_receives_within_its_default_budget(runner, store):
+    assert run(runner, store, "agents", "set", "legal", "--budget", "300").exit_code == 0
+    text = run(runner, store, "search", "vendor contract", "--agent", "legal", "--text", "--no-touch").stdout
+    assert text.startswith("Memory within 300 tokens: ")
+    whole = run(runner, store, "search", "vendor contract", "--agent", "legal", "--text", "--whole-landscape", "--no-touch").stdout
+    assert whole.startswith("Memory: ")
+
+
+def test_a_profile_budget_below_a_headline_is_refused_in_one_line(runner, store):
+    line = assert_refused(run(runner, store, "agents", "set", "legal", "--budget", "5"))
+    assert "budget must be 0 (the whole landscape) or between 16" in line

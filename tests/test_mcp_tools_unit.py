@@ -77,7 +77,7 @@ def test_search_returns_the_landscape_as_text_and_structure(mem, ids):
     assert data["mode"] == "search" and data["query"] == "liability cap" and data["agent_id"] == "alice"
     assert {item["id"] for item in data["items"]} <= {ids["cap"], ids["tea"], ids["policy"]}  # never bob's
     assert data["items"] and sum(data["counts"].values()) == len(data["items"])
-    assert text(result).startswith('Memory: ')
+    assert text(result).startswith('Memory within 2000 tokens: ')
     assert "Nightingale" not in text(result)
 
 

@@ -6,7 +6,7 @@ import pytest
 
 import lodviz
 from lodviz import Tier
-from lodviz.errors import BudgetTooSmall, EmbeddingMismatch, InvalidInput, MemoryNotFound
+from lodviz.errors import BudgetTooSmall, EmbeddingMismatch, InvalidInput, InvalidParameters, MemoryNotFound
 from lodviz.tokens import count
 
 from .conftest import NOW, RECENCY, days_ago
@@ -177,6 +177,33 @@ def test_budget_is_respected_and_drops_resolution_before_items(mem):
     squeezed = mem.search("supplier audit", params=RECENCY, now=NOW, touch=False, budget_tokens=70)
     assert squeezed.tokens == count(mem.token_counter, squeezed.render()) <= 70
     assert squeezed.items and squeezed.items[0].tier == Tier.SUMMARY  # the best item stays readable
+
+
+def test_the_default_budget_is_the_agents_profiles(mem, aged):
+    mem.set_profile("legal", budget=40, actor="test")
+    result = mem.search("supplier audit", agent_id="legal", now=NOW, touch=False, budget_tokens="default")
+    assert result.budget_tokens == 40
+    assert result.render().startswith("Memory within 40 tokens: ")
+    assert count(mem.token_counter, result.render()) <= 40
+    other = mem.search("supplier audit", agent_id="ops", now=NOW, touch=False, budget_tokens="default")
+    assert other.budget_tokens == lodviz.params.DEFAULT_BUDGET  # an agent with no stored profile
+
+
+def test_a_profile_budget_of_0_is_the_whole_landscape_and_one_below_a_headline_is_refused(mem, aged):
+    mem.set_profile("legal", budget=0, actor="test")
+    whole = mem.search("supplier audit", agent_id="legal", now=NOW, touch=False, budget_tokens="default")
+    assert whole.budget_tokens is None and whole.render().startswith("Memory: ")
+    with pytest.raises(InvalidParameters, match="budget must be 0"):
+        mem.set_profile("legal", budget=5, actor="test")
+    with pytest.raises(InvalidParameters, match='"default"'):
+        mem.search("supplier audit", budget_tokens="plenty")  # type: ignore[arg-type]
+
+
+def test_a_profiles_budget_survives_reopening(store_path, embedder, mem):
+    mem.set_profile("legal", budget=777, actor="test")
+    mem.close()
+    with lodviz.open(store_path, embedder=embedder) as again:
+        assert again.profile("legal").budget == 777
 
 
 def test_budget_below_one_headline_is_refused(mem, aged):

@@ -120,7 +120,7 @@ class Delivery:
             # it never displaces what the query chose.
             fitted = len(fitted_items)
             fitted_items = self.mark_conflicts(fitted_items, agent_id, params, when, existed)
-            while len(fitted_items) > fitted and count(self._counter(), render_items(mode, fitted_items, exclude)) > budget_tokens:
+            while len(fitted_items) > fitted and count(self._counter(), render_items(mode, fitted_items, exclude, budget_tokens)) > budget_tokens:
                 fitted_items.pop()
             counted = self._fit.trim(mode, fitted_items, exclude, budget_tokens)
             # Sharpest first, and by relevance within a tier (render() lists them by day).

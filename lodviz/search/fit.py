@@ -118,7 +118,7 @@ class BudgetFit:
             long[plan.excerpts.item] = True
         # An upper bound on the counts' digits (with excerpts: as many again, counted apart).
         most = {"FULL": len(keep), "SUMMARY": len(keep) * (2 if plan else 1), "HEADLINE": len(keep)}
-        fixed = count(counter, header(mode, most, exclude, len(keep) if plan else 0)) + newline
+        fixed = count(counter, header(mode, most, exclude, len(keep) if plan else 0, budget)) + newline
         if fixed >= budget:
             raise BudgetTooSmall(f"a budget of {budget} tokens cannot hold even one headline with the result's header ({fixed} tokens).")
         detail_order = np.argsort(-scored.score[keep], kind="stable")
@@ -133,7 +133,7 @@ class BudgetFit:
         # The header was priced for the largest counts; the real one is often shorter, and what it frees may hold more.
         def header_cost(tiers: np.ndarray) -> int:
             shown = {t.name: int((tiers == t).sum()) for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
-            return count(counter, header(mode, shown, exclude, int((long & (tiers == Tier.SUMMARY)).sum()))) + newline
+            return count(counter, header(mode, shown, exclude, int((long & (tiers == Tier.SUMMARY)).sum()), budget)) + newline
 
         actual = header_cost(fitted.tiers)
         if actual < fixed:
@@ -165,7 +165,7 @@ class BudgetFit:
         """Count the rendered result; while it is over ``budget`` (a BPE tokenizer merging across
         lines, conflict markers), leave out the least relevant item. Returns the count."""
         while True:
-            used = count(self._counter(), render_items(mode, items, exclude))
+            used = count(self._counter(), render_items(mode, items, exclude, budget))
             if used <= budget or not items:
                 return used
             items.pop()  # relevance order: the least relevant goes first

@@ -50,7 +50,7 @@ TABLES: dict[str, tuple[str, ...]] = {
     ),
     "passages": ("memory_id", "position", "start", "stop", "embedding"),
     "usage": ("memory_id", "retrieval_count", "last_retrieved_at"),
-    "profiles": ("agent_id", "alpha", "lam", "theta1", "theta2", "theta3", "k", "updated_at"),
+    "profiles": ("agent_id", "alpha", "lam", "theta1", "theta2", "theta3", "k", "updated_at", "budget"),
     "conflicts": (
         "memory_id", "other_id", "similarity", "reason", "detected_at", "status", "superseded_id", "resolved_by",
         "resolved_at", "note",

@@ -317,6 +317,12 @@ def m010_passages(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+@MIGRATIONS
+def m011_profile_budget(con: duckdb.DuckDBPyConnection) -> None:
+    # The tokens an agent's search returns unless it asks otherwise; NULL: the default (params.DEFAULT_BUDGET).
+    con.execute("ALTER TABLE profiles ADD COLUMN budget INTEGER")
+
+
 def apply_migrations(con: duckdb.DuckDBPyConnection, upto: str | None = None) -> list[str]:
     """Apply pending migrations in order (up to and including ``upto``), each in a transaction of its own."""
 

@@ -239,6 +239,12 @@ def m004_passages(cur: Any) -> None:
     )
 
 
+@MIGRATIONS
+def m005_profile_budget(cur: Any) -> None:
+    # The tokens an agent's search returns unless it asks otherwise; NULL: the default (params.DEFAULT_BUDGET).
+    cur.execute("ALTER TABLE profiles ADD COLUMN budget INTEGER")
+
+
 def apply_migrations(con: Any) -> list[str]:
     """Apply pending migrations in order, once, whoever else opens the store now: one transaction
     under an advisory lock."""

@@ -86,7 +86,7 @@ RECORD_COLUMNS = (
     "m.floor, m.agent_id, m.visibility, m.kind, m.source, m.metadata, m.layout_x, m.layout_y, m.forgotten_at"
 )
 #: A profile's settings, as ``profiles`` keeps them.
-PROFILE_FIELDS = ("alpha", "lam", "theta1", "theta2", "theta3", "k")
+PROFILE_FIELDS = ("alpha", "lam", "theta1", "theta2", "theta3", "k", "budget")
 
 
 def utcnow() -> datetime:
@@ -506,7 +506,7 @@ class SQLStore(Store):
         with self.atomic():
             self._write()
             self._sql(
-                f"INSERT INTO profiles (agent_id, {fields}, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, {{now}}) "
+                f"INSERT INTO profiles (agent_id, {fields}, updated_at) VALUES (?, {', '.join('?' for _ in PROFILE_FIELDS)}, {{now}}) "
                 f"ON CONFLICT (agent_id) DO UPDATE SET {updates}",
                 [agent_id, *(values[f] for f in PROFILE_FIELDS)],
             )

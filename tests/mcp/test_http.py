@@ -72,7 +72,7 @@ def test_search_expand_promote_and_see_it_next_time(served):
     tiers = {item["id"]: item["tier"] for item in data["items"]}
     assert tiers[ids["alice_cap"]] == "FULL" and tiers[ids["alice_template"]] == "HEADLINE"
     assert old not in tiers  # beyond the far plane before the promotion
-    assert text(first).startswith('Memory: ')
+    assert text(first).startswith('Memory within 2000 tokens: ')
     assert expanded.structured_content["text"] == SEED["alice_old"]["text"]
     # Each promote lifts the floor at least one tier above where the memory comes back.
     floors = [promoted.structured_content["floor"], promoted_again.structured_content["floor"]]

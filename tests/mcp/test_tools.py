@@ -66,7 +66,7 @@ def test_lists_the_tools_with_schemas_and_guidance(store):
         assert tool.output_schema is not None, tool.name  # structured output
     search = by_name["memory_search"].input_schema
     assert search["required"] == ["query"]
-    assert {"query", "exclude", "k", "budget_tokens"} == set(search["properties"])
+    assert {"query", "exclude", "k", "budget_tokens", "whole_landscape"} == set(search["properties"])
     assert "ctx" not in search["properties"]
     assert set(by_name["memory_promote"].input_schema["required"]) == {"memory_id", "reason"}
     assert {"items", "counts", "params"} <= set(by_name["memory_search"].output_schema["properties"])
@@ -96,11 +96,33 @@ def test_search_returns_tiers_text_and_spec_fields(store):
         record = store.get(item["id"])
         assert item["content"] == {"FULL": record.text, "SUMMARY": record.summary, "HEADLINE": record.headline}[item["tier"]]
     rendered = text(result)
-    assert rendered.startswith('Memory: ')
+    assert rendered.startswith('Memory within 2000 tokens: ')
     assert store.get(top["id"]).text.split()[0] in rendered  # a whole memory is its text
     for item in data["items"]:  # a whole memory is its text; a condensed one carries its id, to expand
         content = " ".join(item["content"].split())
         assert (content if item["whole"] else f"#{item['id']} {content}") in rendered
+
+
+def test_a_search_naming_no_budget_keeps_to_the_agents_default_and_counts_only_what_it_delivered(store):
+    store.set_profile("alice", budget=60, actor="test")
+    before = {m: store.get(m).retrieval_count for m in store.ids.values()}
+    (budgeted,) = call(store, "alice", ("memory_search", {"query": "what did we agree on the liability cap?"}))
+    rendered = text(budgeted)
+    assert rendered.startswith("Memory within 60 tokens: ")
+    assert budgeted.structured_content["tokens"] == lodviz.tokens.count(store.token_counter, rendered) <= 60
+    delivered = {item["id"] for item in budgeted.structured_content["items"] if item["tier"] in ("FULL", "SUMMARY")}
+    assert delivered
+    for memory_id, count in before.items():  # use is counted for what was read, nothing else
+        assert store.get(memory_id).retrieval_count == count + (memory_id in delivered), memory_id
+
+
+def test_the_whole_landscape_is_one_argument_away(store):
+    store.set_profile("alice", budget=60, actor="test")
+    (budgeted, whole) = call(store, "alice", ("memory_search", {"query": "liability cap"}),
+                             ("memory_search", {"query": "liability cap", "whole_landscape": True}))
+    assert len(whole.structured_content["items"]) > len(budgeted.structured_content["items"])
+    assert text(whole).startswith("Memory: ")  # no budget to state
+    assert lodviz.tokens.count(store.token_counter, text(whole)) > 60
 
 
 def test_profile_k_and_exclude_apply(store):

@@ -30,9 +30,10 @@ def save(app_ctx: AppContext, agent: str | None, alpha, lam_log, thresholds, k_l
     if agent in (None, ALL_AGENTS):
         return "Pick an agent first: a profile belongs to one agent."
     try:
-        params = app_ctx.mem.set_profile(
-            agent, params_from_controls(alpha, lam_log, thresholds, k_log), actor=app_actor(), reason="saved from the landscape"
-        )
+        # What the sliders set, over the stored profile: a setting they do not show (the budget) stays.
+        shown = params_from_controls(alpha, lam_log, thresholds, k_log).to_dict()
+        del shown["budget"]
+        params = app_ctx.mem.set_profile(agent, None, actor=app_actor(), reason="saved from the landscape", **shown)
     except LodvizError as exc:
         return str(exc)
     return (
