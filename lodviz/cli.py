@@ -11,6 +11,7 @@ as ``\\x1b[2J`` and do nothing to the terminal.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import logging
 import os
 import sys
@@ -26,6 +27,7 @@ from lodviz.access import current_face, set_face
 from lodviz.audit import FLOOR_MOVES, RETRIEVING, summarise
 from lodviz.errors import LodvizError
 from lodviz.ingest.importers import read_path
+from lodviz.ingest.inputs import DEFAULT_AGENT, MemoryInput
 from lodviz.memory import Memory, Result
 from lodviz.params import DEFAULT_BUDGET_ARG, PRESETS, BudgetArg, Params
 from lodviz.scoring import Tier
@@ -233,9 +235,11 @@ def _echo_text(text: str) -> None:
 
 @cli.command()
 @click.argument("path", type=click.Path(path_type=Path))
-@click.option("--agent", "agent_id", help="agent_id for records that have none.")
+@click.option("--agent", "agent_id", envvar="LODVIZ_AGENT",
+              help="agent_id for records that have none (env LODVIZ_AGENT, as for `lodviz mcp`).")
 @click.option("--kind", help="kind for records that have none.")
-@click.option("--visibility", type=click.Choice(["private", "shared"]), help="Visibility for records that have none.")
+@click.option("--visibility", type=click.Choice(["private", "shared"]),
+              help="Visibility for records that have none (default: private with --agent, else shared).")
 @click.option("--batch-size", default=256, show_default=True, help="Memories per transaction.")
 @click.option("--embed", "embed_field", type=click.Choice(["summary", "full"]), help="Which text a new store embeds (default summary).")
 @click.option("--format", "fmt", type=click.Choice(["auto", "lodviz", "csv", "claude-code", "openai", "chatgpt", "markdown"]),
@@ -250,9 +254,13 @@ def ingest(
 
     The whole input is validated first; a bad record stops the import with its
     file and line and nothing is written. Running it again adds only what is new.
+    Without --agent what is imported is shared, so that every agent (the one
+    your MCP client names among them) finds it; with --agent it is that agent's.
     """
     defaults = {k: v for k, v in {"agent_id": agent_id, "kind": kind, "visibility": visibility}.items() if v}
     parsed = read_path(path, fmt, defaults)
+    if not agent_id and not visibility:
+        parsed.records[:] = [_shared_if_unowned(record) for record in parsed.records]
     for note in parsed.skipped:
         _say(f"Skipped {_field(note)}.", err=True)
     records = parsed.records
@@ -272,9 +280,18 @@ def ingest(
     _say(f"Added {len(report.added)} memories, skipped {report.skipped} duplicates; the store holds {len(mem)}.")
 
 
+def _shared_if_unowned(record: MemoryInput) -> MemoryInput:
+    """A record that names no agent, imported without --agent: shared, so that whichever agent an MCP client
+    names finds it (private to "default", no agent would)."""
+    if record.agent_id == DEFAULT_AGENT and record.visibility == "private":
+        return dataclasses.replace(record, visibility="shared")
+    return record
+
+
 @cli.command()
 @click.argument("path", type=click.Path(path_type=Path, exists=True, file_okay=False))
-@click.option("--agent", "agent_id", help="agent_id for records that have none.")
+@click.option("--agent", "agent_id", envvar="LODVIZ_AGENT",
+              help="agent_id for records that have none (env LODVIZ_AGENT); without it what is imported is shared.")
 @click.option("--interval", default=5.0, show_default=True, help="Seconds between looks at the folder.")
 @click.option("--once", is_flag=True, help="Look once and stop (for cron, or to catch up).")
 @click.option("--pattern", default="**/*.jsonl", show_default=True, help="Which files under PATH are transcripts.")
@@ -306,6 +323,8 @@ def watch(session: CliContext, path: Path, agent_id: str | None, interval: float
                 continue
             try:
                 parsed = read_path(file, "auto", defaults)
+                if not agent_id:
+                    parsed.records[:] = [_shared_if_unowned(record) for record in parsed.records]
                 report = mem.add_many(parsed.records) if parsed.records else None
             except lodviz.LodvizError as exc:  # one bad file does not stop the watch
                 _say(f"{_field(file.relative_to(path))}: {_field(exc)}", err=True)

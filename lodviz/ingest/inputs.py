@@ -65,10 +65,14 @@ KNOWN_FIELDS = {
 }
 
 
+#: The agent of a record that names none.
+DEFAULT_AGENT = "default"
+
+
 @dataclass
 class MemoryInput:
     text: str
-    agent_id: str = "default"
+    agent_id: str = DEFAULT_AGENT
     visibility: str = "private"
     kind: str = "note"
     source: str | None = None
@@ -274,7 +278,7 @@ def parse_record(data: Mapping[str, Any], where: str = "", defaults: Mapping[str
     if "text" not in merged:
         raise InvalidInput(f"{prefix}missing the 'text' field.")
     text = check_text(merged["text"], where)
-    agent_id = _name(merged, "agent_id", "default", prefix)
+    agent_id = _name(merged, "agent_id", DEFAULT_AGENT, prefix)
     if not _AGENT.fullmatch(agent_id):
         raise InvalidInput(
             f"{prefix}agent_id {_shown(agent_id)} must be 1-64 letters, digits or _.:@- characters."
