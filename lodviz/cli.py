@@ -822,7 +822,8 @@ def tune(session: CliContext, agent_id: str | None, budget_tokens: int, save: bo
     result = mem.tune(agent_id, budget_tokens=budget_tokens)
     best = result.suggest()
     if as_json:
-        _echo_json({"agent_id": agent_id, "budget": budget_tokens, "queries": result.queries, "current": result.current, "suggested": best, "grid": result.rows})
+        _echo_json({"agent_id": agent_id, "budget": budget_tokens, "queries": result.queries, "current": result.current, "suggested": best,
+                    "verdict": result.verdict(), "grid": result.rows})
     else:
         frame = result.frame()
         _say(f"{result.queries} golden queries of {_field(agent_id or 'all agents')}, {budget_tokens:,}-token budget", bold=True)
@@ -838,10 +839,15 @@ def tune(session: CliContext, agent_id: str | None, budget_tokens: int, save: bo
         )
         _say(
             f"suggested alpha {best['alpha']} lambda {best['lam']}: readable {best['recall_readable']:.2f}, any tier {best['recall_any']:.2f}"
+            + (" (the current profile)" if best.get("keep") else "")
         )
+        _say(result.verdict())
     if save:
         if not agent_id:
             raise click.UsageError("--save needs --agent: profiles belong to agents.")
+        if best.get("keep"):
+            _say(f"Nothing saved: the profile of {_field(agent_id)} stays as it is.", err=as_json)
+            return
         params = mem.set_profile(agent_id, result.suggested_params(), reason=f"lodviz tune on {result.queries} golden queries")
         _say(f"Saved: profile of {_field(agent_id)} is now alpha {params.alpha}, lambda {params.lam}.", err=as_json)
 

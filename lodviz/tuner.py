@@ -56,18 +56,19 @@ class Tuner:
             self._preview, golden, agent_id=agent_id, base=base, budget=budget_tokens,
             alphas=alphas or tuning.ALPHAS, lambdas=lambdas or tuning.LAMBDAS,
         )
+        result.current = tuning.evaluate(self._preview, golden, base, budget_tokens, agent_id)
+        current = result.current
         best = result.suggest()
-        current = tuning.evaluate(self._preview, golden, base, budget_tokens, agent_id)
         self._store.record(
             AuditEvent(
                 action="tune",
                 actor=actor or self._actor(),
                 agent_id=agent_id,
                 details={"budget_tokens": budget_tokens, "queries": len(golden), "settings": len(result.rows),
-                         "current": {"alpha": base.alpha, "lam": base.lam, **current}, "suggested": best},
+                         "current": {"alpha": base.alpha, "lam": base.lam, **current}, "suggested": best,
+                         "verdict": result.verdict()},
             )
         )
-        result.current = current
         return result
 
 

@@ -9,7 +9,9 @@ retrievals or writing the audit log), and
 measures what share of the needed memories comes back at any tier and
 readable (FULL or SUMMARY) within the budget. ``suggest`` picks the setting
 with the most readable recall, then the most recall at any tier, then the one
-nearest the agent's current profile.
+nearest the agent's current profile, and keeps the current profile unless
+that setting reads at least one golden query's worth more; ``verdict`` says
+in words how sure that is (how many queries, how many settings tie).
 
 The file format (JSON Lines, one query per line)::
 
@@ -64,14 +66,57 @@ class Sweep:
     def at(self, alpha: float, lam: float) -> dict[str, Any] | None:
         return next((r for r in self.rows if math.isclose(r["alpha"], alpha) and math.isclose(r["lam"], lam)), None)
 
-    def suggest(self) -> dict[str, Any]:
-        """The best setting: most readable recall, then most recall at any tier, then nearest the current profile."""
+    @property
+    def margin(self) -> float:
+        """The least difference in recall the evidence shows: one golden query's worth."""
+        return 1.0 / self.queries if self.queries else 1.0
+
+    def best(self) -> dict[str, Any]:
+        """The grid's best setting: most readable recall, then most recall at any tier, then nearest the current profile."""
 
         def key(row: dict[str, Any]) -> tuple[float, float, float]:
             distance = abs(row["alpha"] - self.base.alpha) + abs(math.log10(row["lam"]) - math.log10(max(self.base.lam, 1e-6)))
             return (round(row["recall_readable"], 3), round(row["recall_any"], 3), -distance)
 
         return max(self.rows, key=key)
+
+    def suggest(self) -> dict[str, Any]:
+        """The grid's best setting if it beats the current profile by at least one golden query's worth of readable
+        recall (or ties it there and beats it so at any tier); otherwise the current profile (``"keep": True``)."""
+        best = self.best()
+        if self.current is None or self._improves(best):
+            return best
+        return {"alpha": self.base.alpha, "lam": self.base.lam, **self.current, "keep": True}
+
+    def _improves(self, row: dict[str, Any]) -> bool:
+        assert self.current is not None
+        gain = row["recall_readable"] - self.current["recall_readable"]
+        wider = row["recall_any"] - self.current["recall_any"]
+        return gain >= self.margin - 1e-9 or (gain > -1e-9 and wider >= self.margin - 1e-9)
+
+    def verdict(self) -> str:
+        """How sure the suggestion is, in one plain sentence or two."""
+        best, chosen = self.best(), self.suggest()
+        near = sum(1 for r in self.rows if best["recall_readable"] - r["recall_readable"] < self.margin - 1e-9)
+        queries = f"{self.queries} golden {'query' if self.queries == 1 else 'queries'}"
+        if chosen.get("keep"):
+            current = self.current or {}
+            return (
+                f"On {queries}, no setting reads one query's worth more than the current profile "
+                f"(best {best['recall_readable']:.0%} readable, current {current.get('recall_readable', 0):.0%}; "
+                f"{near} of {len(self.rows)} settings within one query of the best): the evidence cannot tell them "
+                "apart, so the profile stays. More golden queries would tell."
+            )
+        current = self.current or {}
+        gain = (chosen["recall_readable"] - current.get("recall_readable", 0.0)) * self.queries
+        text = (
+            f"On {queries}, alpha {chosen['alpha']} lambda {chosen['lam']:g} reads {chosen['recall_readable']:.0%} "
+            f"against the current {current.get('recall_readable', 0):.0%} (about {gain:.1f} queries' worth more; "
+            f"{near} of {len(self.rows)} settings within one query of the best)."
+        )
+        if self.queries < 20:
+            text += f" {self.queries} queries are few: take it as a hint, and add golden queries to be sure."
+        return text
 
     def suggested_params(self) -> Params:
         best = self.suggest()

@@ -100,6 +100,7 @@ def test_a_sweep_measures_every_setting_and_suggests_the_best(store, tmp_path):
 def test_saving_the_suggestion_writes_the_profile_audited(store, tmp_path):
     path, mem = store
     mem.import_golden(golden_file(tmp_path, [{"agent_id": "legal", "query": "liability cap of clause 1", "needs_text": ["clause 1: the liability cap"]}]))
+    mem.set_profile("legal", alpha=0.0, lam=0.3, actor="test")  # recency alone: the old clause falls out of reach
     mem.close()
     runner = CliRunner()
     result = runner.invoke(cli, ["--store", str(path), "--model", "hash", "tune", "--agent", "legal", "--budget", "120", "--save"], catch_exceptions=False)
@@ -109,5 +110,49 @@ def test_saving_the_suggestion_writes_the_profile_audited(store, tmp_path):
     try:
         assert "legal" in reopened.profiles()
         assert reopened.audit(actions=["profile"])[0].details["reason"].startswith("lodviz tune on 1 golden")
+    finally:
+        reopened.close()
+
+
+def _sweep(rows, current, queries=10, base=None):
+    result = Sweep(agent_id="research", budget=2000, queries=queries, base=base or lodviz.Params(alpha=0.9, lam=0.005))
+    result.rows = [{"alpha": a, "lam": lam, "recall_any": any_, "recall_readable": readable, "tokens": 1000.0}
+                   for a, lam, any_, readable in rows]
+    result.current = {"recall_any": current[0], "recall_readable": current[1], "tokens": 1000.0}
+    return result
+
+
+def test_a_tie_keeps_the_current_profile_and_says_the_evidence_cannot_tell():
+    # Every setting reads 80% of 10 queries, as the current profile does; alpha 0 reads a little more at any tier.
+    result = _sweep([(0.0, 0.01, 0.95, 0.8), (0.5, 0.01, 0.9, 0.8), (1.0, 0.01, 0.9, 0.8)], current=(0.9, 0.8))
+    suggested = result.suggest()
+    assert suggested["keep"] and (suggested["alpha"], suggested["lam"]) == (0.9, 0.005)
+    assert result.suggested_params() == result.base
+    verdict = result.verdict()
+    assert "10 golden queries" in verdict and "cannot tell them apart" in verdict and "3 of 3 settings" in verdict
+
+
+def test_a_setting_a_query_s_worth_better_is_suggested_with_how_sure_it_is():
+    result = _sweep([(0.0, 0.01, 0.9, 0.6), (0.5, 0.01, 1.0, 1.0)], current=(0.9, 0.8))
+    suggested = result.suggest()
+    assert not suggested.get("keep") and suggested["alpha"] == 0.5
+    verdict = result.verdict()
+    assert "reads 100% against the current 80%" in verdict and "about 2.0 queries' worth more" in verdict
+    assert "10 queries are few" in verdict
+
+
+def test_the_command_line_keeps_the_profile_on_a_tie_and_saves_nothing(store, tmp_path):
+    path, mem = store
+    mem.import_golden(golden_file(tmp_path, [{"agent_id": "legal", "query": "liability cap of clause 1", "needs_text": ["clause 1: the liability cap"]}]))
+    mem.set_profile("legal", alpha=0.8, actor="test")
+    before = mem.profile("legal")
+    mem.close()
+    result = CliRunner().invoke(cli, ["--store", str(path), "--model", "hash", "tune", "--agent", "legal", "--budget", "2000", "--save"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "cannot tell them apart" in result.output and "Nothing saved" in result.output
+    reopened = lodviz.open(path, embedder=HashEmbedder())
+    try:
+        assert reopened.profile("legal") == before
     finally:
         reopened.close()

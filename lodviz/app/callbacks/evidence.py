@@ -39,7 +39,8 @@ def _style(fig: go.Figure, title: str) -> go.Figure:
 def heatmap(result: Sweep) -> go.Figure:
     frame = result.frame()
     table = frame.pivot(index="alpha", columns="lam", values="recall_readable")
-    best = result.suggest()
+    best = result.best()  # on the grid; the suggestion may be to keep the current profile, off it
+    label = "best (profile kept)" if result.suggest().get("keep") else "suggested"
     fig = go.Figure(
         go.Heatmap(
             z=table.values,
@@ -54,7 +55,7 @@ def heatmap(result: Sweep) -> go.Figure:
     )
     fig.add_trace(
         go.Scatter(
-            x=[f"{best['lam']:g}"], y=[f"{best['alpha']:.1f}"], mode="markers+text", text=["suggested"], textposition="top center",
+            x=[f"{best['lam']:g}"], y=[f"{best['alpha']:.1f}"], mode="markers+text", text=[label], textposition="top center",
             marker={"symbol": "star", "size": 16, "color": "#ffcf5c"}, textfont={"color": "#ffcf5c"}, hoverinfo="skip", showlegend=False,
         )
     )
@@ -64,7 +65,7 @@ def heatmap(result: Sweep) -> go.Figure:
 
 
 def curve(result: Sweep) -> go.Figure:
-    best = result.suggest()
+    best = result.best()
     frame = result.frame()
     line = frame[frame["lam"] == best["lam"]].sort_values("alpha")
     fig = go.Figure()
@@ -87,7 +88,7 @@ def run(app_ctx: AppContext, agent: str | None, budget: Any) -> tuple[Any, Any, 
     text = (
         f"Current α {result.base.alpha}, λ {result.base.lam}: {current.get('recall_readable', 0):.0%} readable, "
         f"{current.get('recall_any', 0):.0%} at any tier. Suggested α {best['alpha']}, λ {best['lam']:g}: "
-        f"{best['recall_readable']:.0%} readable, {best['recall_any']:.0%} at any tier."
+        f"{best['recall_readable']:.0%} readable, {best['recall_any']:.0%} at any tier. {result.verdict()}"
     )
     suggestion = {"agent": agent, **result.suggested_params().to_dict()}
     return heatmap(result), curve(result), text, suggestion
