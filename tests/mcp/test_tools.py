@@ -116,6 +116,18 @@ def test_a_search_naming_no_budget_keeps_to_the_agents_default_and_counts_only_w
         assert store.get(memory_id).retrieval_count == count + (memory_id in delivered), memory_id
 
 
+def test_promote_after_a_budget_cut_a_memory_to_a_headline_lands_on_summary(store):
+    query = "what did we agree on the liability cap?"
+    (whole, tight) = call(store, "alice", ("memory_search", {"query": query, "whole_landscape": True}),
+                          ("memory_search", {"query": query, "budget_tokens": 80}))
+    assert tight.structured_content is not None, text(tight)
+    natural = {item["id"]: item["tier"] for item in whole.structured_content["items"]}
+    cut = next(item["id"] for item in tight.structured_content["items"]
+               if item["tier"] == "HEADLINE" and natural[item["id"]] in ("FULL", "SUMMARY"))
+    (promoted,) = call(store, "alice", ("memory_promote", {"memory_id": cut, "reason": "read it as a headline"}))
+    assert promoted.structured_content["floor"] == "SUMMARY"  # one above what the agent was shown, not above its score
+
+
 def test_the_whole_landscape_is_one_argument_away(store):
     store.set_profile("alice", budget=60, actor="test")
     (budgeted, whole) = call(store, "alice", ("memory_search", {"query": "liability cap"}),
