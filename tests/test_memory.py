@@ -211,6 +211,17 @@ def test_budget_below_one_headline_is_refused(mem, aged):
         mem.search("supplier audit", params=RECENCY, now=NOW, budget_tokens=2)
 
 
+def test_a_budget_too_small_says_the_least_that_fits_and_that_least_fits(mem, aged):
+    with pytest.raises(BudgetTooSmall, match=r"give at least (\d+)\.") as refused:
+        mem.search("supplier audit", params=RECENCY, now=NOW, budget_tokens=20)
+    least = int(str(refused.value).rsplit(" ", 1)[1].rstrip("."))
+    assert "a budget of 20 tokens" in str(refused.value)  # the caller's budget, not what a header left of it
+    result = mem.search("supplier audit", params=RECENCY, now=NOW, touch=False, budget_tokens=least)
+    assert result.items and count(mem.token_counter, result.render()) <= least
+    with pytest.raises(BudgetTooSmall):
+        mem.search("supplier audit", params=RECENCY, now=NOW, budget_tokens=least - 1)
+
+
 def test_empty_query_is_refused(mem):
     with pytest.raises(InvalidInput, match="query is empty"):
         mem.search("   ")

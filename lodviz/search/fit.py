@@ -119,8 +119,17 @@ class BudgetFit:
         # An upper bound on the counts' digits (with excerpts: as many again, counted apart).
         most = {"FULL": len(keep), "SUMMARY": len(keep) * (2 if plan else 1), "HEADLINE": len(keep)}
         fixed = count(counter, header(mode, most, exclude, len(keep) if plan else 0, budget)) + newline
-        if fixed >= budget:
-            raise BudgetTooSmall(f"a budget of {budget} tokens cannot hold even one headline with the result's header ({fixed} tokens).")
+        # The least a result costs: one headline's header, and the smallest headline with its date headings.
+        least = count(counter, header(mode, {"FULL": 0, "SUMMARY": 0, "HEADLINE": 1}, exclude, 0, budget)) + newline
+        shown = natural > Tier.OUT
+        dated = group_costs[groups] + np.where(parents[groups] >= 0, group_costs[np.maximum(parents[groups], 0)], 0)
+        cheapest = int((costs[shown, Tier.HEADLINE] + dated[shown]).min()) if shown.any() else 0
+        if least + cheapest > budget:
+            # Said in the caller's terms: the budget it gave, not what a header leaves of it.
+            raise BudgetTooSmall(
+                f"a budget of {budget} tokens cannot hold even one headline with the result's header: the header "
+                f"takes {least} and the smallest headline with its date {cheapest}; give at least {least + cheapest}."
+            )
         detail_order = np.argsort(-scored.score[keep], kind="stable")
 
         def choose(room: int) -> budgeting.Fitted:
@@ -129,7 +138,24 @@ class BudgetFit:
                 excerpts=plan.excerpts if plan else None, keys=keys,
             )
 
-        fitted = choose(budget - fixed)
+        try:
+            fitted = choose(budget - fixed)
+        except BudgetTooSmall:
+            # The header was priced for the largest counts; one headline's is shorter and leaves room
+            # (``trim`` keeps the rendered whole within the budget).
+            fitted = choose(budget - least)
+        # The header was priced for the largest counts; one headline's header is shorter, and may leave room.
+            least = count(counter, header(mode, {"FULL": 0, "SUMMARY": 0, "HEADLINE": 1}, exclude, 0, budget)) + newline
+            shown = natural > Tier.OUT
+            dated = group_costs[groups] + np.where(parents[groups] >= 0, group_costs[np.maximum(parents[groups], 0)], 0)
+            cheapest = int((costs[shown, Tier.HEADLINE] + dated[shown]).min())
+            if least + cheapest > budget:
+                # Said in the caller's terms: the budget it gave, not what was left after a header.
+                raise BudgetTooSmall(
+                    f"a budget of {budget} tokens cannot hold even one headline with the result's header: the header "
+                    f"takes {least} and the smallest headline with its date {cheapest}; give at least {least + cheapest}."
+                ) from None
+            fitted = choose(budget - least)  # ``trim`` below keeps the rendered whole within the budget
         # The header was priced for the largest counts; the real one is often shorter, and what it frees may hold more.
         def header_cost(tiers: np.ndarray) -> int:
             shown = {t.name: int((tiers == t).sum()) for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
