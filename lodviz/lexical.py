@@ -5,10 +5,17 @@ Embeddings miss what words catch: names, codes, rare nouns ("AUR-302",
 b 0.75) with the candidates themselves as the corpus, so document frequencies
 say what is rare *among the memories near the query*; a warmed store keeps
 every summary's terms counted (``TermIndex``) so that a search only adds up
-its candidates' counts. The score is normalised by half the best score the query could
-reach (every query term present, at the average length), then capped at 1:
+its candidates' counts. The score is measured against half the best score the query
+could reach (every query term present, at the average length):
 
-    lex = min(1, BM25 / (0.5 * sum over query terms of idf * (k1 + 1)))
+    x   = BM25 / (0.5 * sum over query terms of idf * (k1 + 1))
+    lex = x                                    below 0.8
+    lex = 1 - 0.2 * exp(-(x - 0.8) / 0.5)      above: towards 1, never at it
+
+A hard cap at 1 gave S = 1.00 to every memory that held half the query's
+terms (five of nine on a small store, a grep output among them), and S no
+longer told them apart; a soft saturation everywhere (``1 - exp(-1.4 x)``)
+read less on the long-memory sets (docs/retrieval.md), so only the top is bent.
 
 ``scoring.fuse`` combines it with the cosine as a probabilistic OR,
 ``S = 1 - (1 - cos) * (1 - w * lex)``, so lexical evidence can only raise S,
@@ -29,8 +36,10 @@ import numpy as np
 
 K1 = 1.2
 B = 0.75
-#: A document matching about half the query's weight in full scores lex = 1.
+#: A document matching about half the query's weight in full scores x = 1.
 NORMALISE_AT = 0.5
+#: Where lex leaves x and bends towards 1 (``normalised``), and how slowly.
+BEND_AT, BEND_SCALE = 0.8, 0.5
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 STOPWORDS = frozenset(
@@ -354,12 +363,13 @@ def bm25_terms(tf: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 
 def normalised(score: np.ndarray, most: float | np.ndarray) -> np.ndarray:
-    """BM25 scores as ``lex`` in [0, 1]: a document with about half of ``most`` (what the query's terms can give;
-    one for all, or one per document) scores 1, and 0 where nothing can be given."""
+    """BM25 scores as ``lex`` in [0, 1): x, the score against half of ``most`` (what the query's terms can give; one
+    for all, or one per document), bent towards 1 above ``BEND_AT``; 0 where nothing can be given."""
     most = np.broadcast_to(np.asarray(most, dtype=np.float64), np.shape(score))
     out = np.zeros(np.shape(score), dtype=np.float64)
     can = most > 0
-    out[can] = np.minimum(np.asarray(score, dtype=np.float64)[can] / (NORMALISE_AT * most[can]), 1.0)
+    x = np.asarray(score, dtype=np.float64)[can] / (NORMALISE_AT * most[can])
+    out[can] = np.where(x <= BEND_AT, x, 1.0 - (1.0 - BEND_AT) * np.exp(-(np.maximum(x, BEND_AT) - BEND_AT) / BEND_SCALE))
     return out
 
 

@@ -58,3 +58,28 @@ def test_rows_appended_one_at_a_time_grow_the_index():
     tf, lengths = index.counts(np.array([0, 2999]), ["supplier", "2999"])
     assert tf.tolist() == [[1.0, 1.0], [0.0, 1.0]]
     assert lengths.tolist() == [3.0, 3.0]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    size=st.integers(2, 80),
+    matching=st.lists(st.integers(1, 6), min_size=1, max_size=5),
+    cosine=st.floats(0, 0.99),
+)
+def test_on_a_store_of_any_size_lexical_evidence_never_saturates_s_and_more_matches_score_higher(size, matching, cosine):
+    # A store of ``size`` memories about other things, and a few that hold the query's terms 1-6 times each.
+    others = [f"weekly canteen menu number {i} soup bread salad" for i in range(size)]
+    holding = [" ".join(["load config"] * times + ["notes"]) for times in sorted(set(matching))]
+    lex = lexical.text_scores("where do we load the config?", others + holding)
+    s = 1.0 - (1.0 - cosine) * (1.0 - lex)  # scoring.fuse at weight 1
+    assert (lex < 1.0).all() and (s < 1.0).all()
+    held = lex[size:]
+    assert (np.diff(held) > 0).all()  # a memory holding the terms more often is still told apart
+    assert (lex[:size] == 0).all()
+
+
+def test_lexical_evidence_is_the_linear_score_below_the_bend_and_below_1_above_it():
+    score = np.array([0.0, 0.05, 0.39, 0.5, 1.0])  # x = score / 0.5: 0, 0.1, 0.78, 1, 2
+    lex = lexical.normalised(score, 1.0)
+    assert np.allclose(lex[:3], score[:3] / lexical.NORMALISE_AT)
+    assert lexical.BEND_AT < lex[3] < lex[4] < 1.0
