@@ -206,6 +206,17 @@ def test_a_profiles_budget_survives_reopening(store_path, embedder, mem):
         assert again.profile("legal").budget == 777
 
 
+def test_a_profile_stored_before_budgets_existed_gets_the_default(store_path, embedder, mem):
+    mem.set_profile("legal", alpha=0.4, actor="test")
+    mem.close()
+    import duckdb
+
+    with duckdb.connect(str(store_path)) as con:  # what migration 011 leaves in a profile written before it
+        con.execute("UPDATE profiles SET budget = NULL")
+    with lodviz.open(store_path, embedder=embedder) as again:
+        assert again.profile("legal").alpha == 0.4 and again.profile("legal").budget == lodviz.params.DEFAULT_BUDGET
+
+
 def test_budget_below_one_headline_is_refused(mem, aged):
     with pytest.raises(BudgetTooSmall):
         mem.search("supplier audit", params=RECENCY, now=NOW, budget_tokens=2)

@@ -85,8 +85,8 @@ def test_migrations_are_named_functions_applied_in_order_and_recorded_once():
     from lodviz.store.postgres import MIGRATIONS as POSTGRES
 
     # The names stores already record.
-    assert DUCKDB.names[:3] == ["001_initial", "002_profiles", "003_layout"] and DUCKDB.names[-2:] == ["009_tokens", "010_passages"]
-    assert POSTGRES.names == ["001_initial", "002_tokens", "003_audit_no_truncate", "004_passages"]
+    assert DUCKDB.names[:3] == ["001_initial", "002_profiles", "003_layout"] and DUCKDB.names[-2:] == ["010_passages", "011_profile_budget"]
+    assert POSTGRES.names == ["001_initial", "002_tokens", "003_audit_no_truncate", "004_passages", "005_profile_budget"]
 
     steps = Migrations()
     ran: list[str] = []

@@ -250,7 +250,7 @@ def test_profiles_and_golden_queries_round_trip(open_store):
     from lodviz.records import Golden
 
     with open_store() as store:
-        values = {"alpha": 0.4, "lam": 0.02, "theta1": 0.6, "theta2": 0.3, "theta3": 0.05, "k": 500}
+        values = {"alpha": 0.4, "lam": 0.02, "theta1": 0.6, "theta2": 0.3, "theta3": 0.05, "k": 500, "budget": 1500}
         store.set_profile("legal", values, AuditEvent(action="profile", actor="t", agent_id="legal"))
         store.set_profile("legal", {**values, "alpha": 0.5}, AuditEvent(action="profile", actor="t", agent_id="legal"))
         (gid,) = store.add_golden([Golden(agent_id="legal", query="cap?", needs=[1, 2])], AuditEvent(action="golden", actor="t"))
