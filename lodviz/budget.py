@@ -173,8 +173,7 @@ def fit_excerpts(
     group_costs = np.zeros(int(groups.max()) + 1, dtype=np.int64) if group_costs is None else np.asarray(group_costs, dtype=np.int64)
     charged = np.zeros(len(group_costs), dtype=bool)
     parents = np.full(len(group_costs), -1, dtype=np.int64) if parents is None else np.asarray(parents, dtype=np.int64)
-    # A group's heading with its parent's: what the first item under it pays when nothing is charged yet.
-    heading = group_costs + np.where(parents >= 0, group_costs[np.maximum(parents, 0)], 0)
+    heading = headings(group_costs, parents)
     shown = natural > Tier.OUT
     if shown.any():
         cheapest = costs[shown, Tier.HEADLINE] + heading[groups[shown]]
@@ -277,6 +276,12 @@ def fit_excerpts(
     return Fitted(out.astype(np.int8), taken, headed)
 
 
+def headings(group_costs: np.ndarray, parents: np.ndarray) -> np.ndarray:
+    """Each group's heading with its parent's (-1: none): what the first item under it pays when neither is paid yet."""
+    group_costs, parents = np.asarray(group_costs, dtype=np.int64), np.asarray(parents, dtype=np.int64)
+    return group_costs + np.where(parents >= 0, group_costs[np.maximum(parents, 0)], 0)
+
+
 def _units(n: int, long: np.ndarray, excerpts: Excerpts, keys: np.ndarray | None) -> list[tuple[int, int]]:
     """Step 1's units in order of relevance: (candidate, -1) for a short memory, (candidate, passage) for a long one's."""
     item = np.asarray(excerpts.item, dtype=np.int64)
@@ -300,4 +305,4 @@ def _units(n: int, long: np.ndarray, excerpts: Excerpts, keys: np.ndarray | None
     return [units[u] for u in np.argsort(-all_keys, kind="stable").tolist()]
 
 
-__all__ = ["Excerpts", "Fitted", "fit", "fit_excerpts", "POLICIES", "estimate_tokens", "tokens_for_length", "tier_costs", "total_tokens", "MIN_BUDGET", "LATER_PASSAGE_DISCOUNT"]
+__all__ = ["Excerpts", "Fitted", "fit", "fit_excerpts", "POLICIES", "estimate_tokens", "tokens_for_length", "tier_costs", "total_tokens", "MIN_BUDGET", "LATER_PASSAGE_DISCOUNT", "headings"]

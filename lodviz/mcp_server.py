@@ -54,6 +54,7 @@ import lodviz
 from lodviz.access import IDENTITY_HEADER, check_agent, set_face
 from lodviz.drilling import Neighbourhood
 from lodviz.errors import AccessDenied, LodvizError, StoreError
+from lodviz.ingest.inputs import DEFAULT_AGENT  # the agent of a call, like a record, that names none
 from lodviz.memory import Memory, Result
 from lodviz.params import DEFAULT_BUDGET, DEFAULT_BUDGET_ARG, BudgetArg
 from lodviz.records import MemoryRecord
@@ -63,7 +64,6 @@ from lodviz.times import iso
 #: The request header naming the agent a call acts for.
 AGENT_HEADER = "X-Lodviz-Agent"
 #: The agent of calls that name none.
-DEFAULT_AGENT = "default"
 
 INSTRUCTIONS = """\
 lodviz is level-of-detail (LOD) memory. Nothing is forgotten: every memory is

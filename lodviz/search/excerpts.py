@@ -100,8 +100,9 @@ class Excerpter:
         if not len(rows):
             return None
         item = np.array([at[int(m)] for m in near.owner[rows].tolist()], dtype=np.int64)
-        key = near.similarity[rows] - (penalty[item] if penalty is not None else 0.0)
-        later = (near.later[rows] if near.later is not None else near.similarity[rows]) - (penalty[item] if penalty is not None else 0.0)
+        off = penalty[item] if penalty is not None else 0.0
+        key = near.similarity[rows] - off
+        later = (near.later if near.later is not None else near.similarity)[rows] - off
         # Only as many passages as could fit: each costs at least an eighth of its characters.
         size = (near.spans[rows, 1] - near.spans[rows, 0]).astype(np.int64)
         by_key = np.argsort(-key, kind="stable")

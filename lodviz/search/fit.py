@@ -122,7 +122,7 @@ class BudgetFit:
         # The least a result costs: one headline's header, and the smallest headline with its date headings.
         least = count(counter, header(mode, {"FULL": 0, "SUMMARY": 0, "HEADLINE": 1}, exclude, 0, budget)) + newline
         shown = natural > Tier.OUT
-        dated = group_costs[groups] + np.where(parents[groups] >= 0, group_costs[np.maximum(parents[groups], 0)], 0)
+        dated = budgeting.headings(group_costs, parents)[groups]
         cheapest = int((costs[shown, Tier.HEADLINE] + dated[shown]).min()) if shown.any() else 0
         if least + cheapest > budget:
             # Said in the caller's terms: the budget it gave, not what a header leaves of it.
@@ -144,18 +144,6 @@ class BudgetFit:
             # The header was priced for the largest counts; one headline's is shorter and leaves room
             # (``trim`` keeps the rendered whole within the budget).
             fitted = choose(budget - least)
-        # The header was priced for the largest counts; one headline's header is shorter, and may leave room.
-            least = count(counter, header(mode, {"FULL": 0, "SUMMARY": 0, "HEADLINE": 1}, exclude, 0, budget)) + newline
-            shown = natural > Tier.OUT
-            dated = group_costs[groups] + np.where(parents[groups] >= 0, group_costs[np.maximum(parents[groups], 0)], 0)
-            cheapest = int((costs[shown, Tier.HEADLINE] + dated[shown]).min())
-            if least + cheapest > budget:
-                # Said in the caller's terms: the budget it gave, not what was left after a header.
-                raise BudgetTooSmall(
-                    f"a budget of {budget} tokens cannot hold even one headline with the result's header: the header "
-                    f"takes {least} and the smallest headline with its date {cheapest}; give at least {least + cheapest}."
-                ) from None
-            fitted = choose(budget - least)  # ``trim`` below keeps the rendered whole within the budget
         # The header was priced for the largest counts; the real one is often shorter, and what it frees may hold more.
         def header_cost(tiers: np.ndarray) -> int:
             shown = {t.name: int((tiers == t).sum()) for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
