@@ -2,7 +2,9 @@
 
 Detection (``lodviz.conflicts``) only proposes. ``ConflictReview.of`` lists
 the conflicts of one memory or of all, newest first; an agent sees only those
-between two memories it can see. ``ConflictReview.resolve`` records a
+between two memories it can see, and an auditor looking through an agent's
+eyes (``either``) those where the agent can see at least one of the two: the
+memory it does not see is the one that may make it wrong. ``ConflictReview.resolve`` records a
 decision, audited ("resolve"): both stand ("kept"), or one is superseded by
 the other; the superseded memory stays in the store and comes back marked
 "[superseded by #id]", with the memory that replaces it. A conflict one of
@@ -30,14 +32,19 @@ class ConflictReview:
         self._get = get  # MemoryNotFound for a memory the agent may not see
         self._actor = actor
 
-    def of(self, memory_id: MemoryId | None, status: Sequence[str] | None, agent_id: str | None, limit: int | None) -> list[Conflict]:
-        """Conflict candidates (of one memory, or all), newest first; an agent sees those between memories it can see."""
+    def of(
+        self, memory_id: MemoryId | None, status: Sequence[str] | None, agent_id: str | None, limit: int | None, either: bool = False,
+    ) -> list[Conflict]:
+        """Conflict candidates (of one memory, or all), newest first; an agent sees those between memories it can see
+        (``either``: those where it can see one of the two)."""
         ids = None if memory_id is None else [self._get(memory_id, agent_id).id]
         found = self._store.conflicts(ids, status=list(status) if status else None, limit=limit)
         if agent_id is None:
             return found
         records = self._store.get(sorted({i for c in found for i in (c.memory_id, c.other_id)}))
         seen = {rid for rid, rec in records.items() if rec.visibility == "shared" or rec.agent_id == agent_id}
+        if either:
+            return [c for c in found if c.memory_id in seen or c.other_id in seen]
         return [c for c in found if c.memory_id in seen and c.other_id in seen]
 
     def resolve(

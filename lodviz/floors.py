@@ -84,17 +84,20 @@ class Floors:
     ) -> Tier:
         """The tier at which this agent was shown a memory, or at which it comes back now.
 
-        Scored for ``query`` with ``params`` if given (the landscape's view).
-        Otherwise the tier the agent's latest result that held the memory
-        delivered it at (after its budget; from the audit log); with no agent
-        named, the memory's own agent. Without such a result: as in the
-        agent's last search (its query, parameters and "now"), or with none
-        on record, for no query (S = 0) under the agent's profile.
+        First the tier the agent's latest result that held the memory
+        delivered it at (after its budget; from the audit log), whenever an
+        agent is named or no view is given (with no agent named, the memory's
+        own agent's). Otherwise scored for ``query`` with ``params`` (the
+        landscape's view). Without either: as in the agent's last search (its
+        query, parameters and "now"), or with none on record, for no query
+        (S = 0) under the agent's profile. So a promote means "one tier above
+        what this agent was shown" in MCP, the CLI and the landscape alike.
         """
-        if query is None:
+        if query is None or agent_id is not None:
             delivered = self.last_delivered(self._get(memory_id, agent_id), agent_id)
             if delivered is not None:
                 return delivered
+        if query is None:
             last = self._store.audit(agent_id=agent_id, actions=["search"], limit=1)
             if last and (agent_id is not None or last[0].agent_id is None) and last[0].query:
                 query = last[0].query

@@ -431,10 +431,14 @@ class Memory:
 
     def conflicts(
         self, memory_id: MemoryId | None = None, *, status: Sequence[str] | None = ("open",), agent_id: str | None = None,
-        limit: int | None = None,
+        limit: int | None = None, either: bool = False,
     ) -> list[Conflict]:
-        """Conflict candidates (of one memory, or all), newest first; an agent sees those between memories it can see."""
-        return self._conflicts.of(memory_id, status, agent_id, limit)
+        """Conflict candidates (of one memory, or all), newest first; an agent sees those between memories it can see.
+
+        ``either``: those where the agent can see at least one of the two, as
+        an auditor reviewing that agent needs them (the app's panel).
+        """
+        return self._conflicts.of(memory_id, status, agent_id, limit, either)
 
     def resolve_conflict(
         self, memory_id: MemoryId, other_id: MemoryId, *, superseded: MemoryId | None = None, reason: str | None = None,

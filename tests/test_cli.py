@@ -8,6 +8,8 @@ import re
 import pytest
 from click.testing import CliRunner
 
+import lodviz
+
 from lodviz.cli import cli
 from lodviz.scoring import Tier
 
@@ -260,3 +262,19 @@ def test_a_command_run_in_process_leaves_the_callers_face_as_it_was(runner, stor
     before = current_face()
     run(runner, store, "search", "hazard ratios", "--now", NOW)
     assert current_face() == before
+
+
+def test_promote_after_a_budget_cut_a_memory_to_a_headline_lands_on_summary(runner, tmp_path, embedder):
+    from tests.mcp.conftest import REFERENCE_TIME, SEED
+
+    path = tmp_path / "seeded.duckdb"
+    with lodviz.open(path, embedder=embedder) as seeded:  # the MCP tests' memories, with this suite's embedder
+        for record in SEED.values():
+            seeded.add(**record)
+        seeded.set_reference_time(REFERENCE_TIME)
+    query = ("search", "what did we agree on the liability cap?", "--agent", "alice", "--json")
+    natural = {i["id"]: i["tier"] for i in json.loads(run(runner, path, *query, "--no-touch").output)["items"]}
+    tight = json.loads(run(runner, path, *query, "--budget", "170").output)["items"]
+    cut = next(i["id"] for i in tight if i["tier"] == "HEADLINE" and natural[i["id"]] in ("FULL", "SUMMARY"))
+    result = run(runner, path, "promote", str(cut), "--agent", "alice", "--reason", "read it as a headline")
+    assert "tier floor SUMMARY (was OUT)" in result.output, result.output  # one above what alice was shown

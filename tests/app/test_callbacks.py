@@ -124,6 +124,27 @@ def test_promote_from_the_app_lifts_the_floor_one_tier_above_the_view(ctx, app_m
     assert event.agent_id == app_mem.get(memory_id).agent_id  # filtering the log by the memory's agent finds it
 
 
+def test_promote_from_the_app_after_a_budget_cut_a_memory_to_a_headline_lands_on_summary(tmp_path, embedder):
+    from tests.mcp.conftest import REFERENCE_TIME, SEED
+
+    path = tmp_path / "seeded.duckdb"
+    with lodviz.open(path, embedder=embedder) as seeded:  # the MCP tests' memories, with this suite's embedder
+        for record in SEED.values():
+            seeded.add(**record)
+        seeded.set_reference_time(REFERENCE_TIME)
+    mem = lodviz.open(path, embedder=embedder)
+    try:
+        app_ctx = create_app(mem, place_on_start=False, warm_model=False).lodviz
+        query = "what did we agree on the liability cap?"
+        natural = {int(i.id): i.tier for i in mem.search(query, agent_id="alice", touch=False).items}
+        tight = mem.search(query, agent_id="alice", budget_tokens=80)
+        cut = next(int(i.id) for i in tight.items if i.tier == Tier.HEADLINE and natural[int(i.id)] >= Tier.SUMMARY)
+        view = ViewRequest(params=mem.profile("alice"), query=query, agent_id="alice", now=mem.now())
+        assert "→ SUMMARY" in selection.act(app_ctx, "promote", cut, "read it as a headline", view)  # not above the view's tier
+    finally:
+        mem.close()
+
+
 def test_demote_and_expand_from_the_app(ctx, app_mem):
     memory_id = int(app_mem.columns().ids[6])
     selection.act(ctx, "promote", memory_id, None, ViewRequest(params=Params(), query=QUERY["query"]))
@@ -293,6 +314,28 @@ def test_the_conflicts_tab_lists_open_conflicts_and_the_panel_resolves_them(ctx,
     assert conflicts.rows(ctx, show_all=False) == []
     event = app_mem.audit(actions=["resolve"])[0]
     assert event.actor == "app" and event.agent_id == "legal-review" and event.details["superseded"] == old
+
+
+def test_the_reason_typed_before_resolving_is_kept_in_the_audit_log_and_on_the_conflict(ctx, app_mem, conflict):
+    from lodviz.app.callbacks import conflicts
+
+    old, new = conflict
+    conflicts.resolve(ctx, new, old, superseded=0, reason="  both quoted correctly: draft vs signed  ")
+    event = app_mem.audit(actions=["resolve"])[0]
+    assert event.details["reason"] == "both quoted correctly: draft vs signed"
+    (kept,) = app_mem.conflicts(new, status=None)
+    assert kept.status == "kept" and kept.note == "both quoted correctly: draft vs signed"
+
+
+def test_a_conflict_shows_in_the_panel_of_an_agent_that_sees_only_one_of_the_two(ctx, app_mem):
+    old = app_mem.add(CAP_2X, agent_id="legal-review", created_at="2025-01-10T09:00:00Z")
+    new = app_mem.add(CAP_3X, agent_id="exec-digest", visibility="shared", created_at="2025-06-10T09:00:00Z")
+    assert app_mem.conflicts(new), "the shared memory was not linked to the private one it contradicts"
+    body, _ = selection.show(ctx, new, QUERY, "exec-digest", *controls(), None)
+    text = text_of(body)
+    assert "May contradict" in text and f"#{old} (older)" in text
+    assert "not visible to this agent: private to legal-review" in text
+    assert app_mem.conflicts(new, agent_id="exec-digest") == []  # an agent's own searches still see only what it may see
 
 
 def test_tuning_on_evidence_sweeps_and_saves_a_profile(ctx, app_mem):

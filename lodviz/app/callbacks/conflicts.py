@@ -37,10 +37,13 @@ def rows(app_ctx: AppContext, show_all: bool) -> list[dict[str, Any]]:
     ]
 
 
-def resolve(app_ctx: AppContext, a: int, b: int, superseded: int) -> str:
+def resolve(app_ctx: AppContext, a: int, b: int, superseded: int, reason: str | None = None) -> str:
+    """The auditor's answer, with the reason typed in the panel's box (kept in the audit log and on the conflict)."""
     app_ctx.require_steer("resolve a conflict")
     try:
-        done = app_ctx.mem.resolve_conflict(a, b, superseded=superseded or None, actor=app_actor(), reason="decided in the landscape")
+        done = app_ctx.mem.resolve_conflict(
+            a, b, superseded=superseded or None, actor=app_actor(), reason=(reason or "").strip() or None
+        )
     except LodvizError as exc:
         return str(exc)
     what = f"#{done.superseded_id} is superseded by #{done.partner(done.superseded_id)}" if done.superseded_id else "both stand"
@@ -66,17 +69,19 @@ def register(app: Dash, app_ctx: AppContext) -> None:
         Output(ids.ACTION_STATUS, "children", allow_duplicate=True),
         Output(ids.DATA_VERSION, "data", allow_duplicate=True),
         Output(ids.SEEN, "data", allow_duplicate=True),
+        Output(ids.REASON, "value", allow_duplicate=True),
         Input({"type": ids.RESOLVE, "a": ALL, "b": ALL, "superseded": ALL}, "n_clicks"),
+        State(ids.REASON, "value"),
         State(ids.DATA_VERSION, "data"),
         State(ids.SEEN, "data"),
         prevent_initial_call=True,
     )
-    def _resolve(clicks, version, seen):
+    def _resolve(clicks, reason, version, seen):
         button = dash_ctx.triggered_id
         if not button or not any(clicks or []):
-            return no_update, no_update, no_update
-        message = resolve(app_ctx, int(button["a"]), int(button["b"]), int(button["superseded"]))
-        return message, (version or 0) + 1, mark_seen(app_ctx, seen)
+            return no_update, no_update, no_update, no_update
+        message = resolve(app_ctx, int(button["a"]), int(button["b"]), int(button["superseded"]), reason)
+        return message, (version or 0) + 1, mark_seen(app_ctx, seen), ""
 
     @app.callback(
         Output(ids.SELECTED_ID, "data", allow_duplicate=True),

@@ -84,16 +84,25 @@ def metadata_rows(metadata: dict[str, Any], limit: int = 10) -> list[tuple[str, 
     return out
 
 
-def conflict_block(record: MemoryRecord, conflicts: list[Conflict], headlines: dict[int, str]) -> list[Any]:
-    """The memory's conflicts: what differs, the other memory, and the auditor's three answers."""
+def conflict_block(
+    record: MemoryRecord, conflicts: list[Conflict], headlines: dict[int, str], unseen: dict[int, str] | None = None
+) -> list[Any]:
+    """The memory's conflicts: what differs, the other memory, and the auditor's three answers.
+
+    ``unseen``: partners the viewed agent cannot see, with why ("private to
+    exec-digest"); the auditor still sees the conflict, since that memory is
+    the one that may make the agent wrong.
+    """
     if not conflicts:
         return []
+    unseen = unseen or {}
     out: list[Any] = [html.Div("May contradict", className="section-title")]
     for c in conflicts:
         other = c.partner(record.id)
         newer = "newer" if other == c.memory_id else "older"
+        note = [html.Div(f"not visible to this agent: {unseen[other]}", className="hint unseen")] if other in unseen else []
         head = html.Div(
-            [html.B(f"#{other} ({newer}) "), html.Span(headlines.get(other, "")), html.Div(c.reason, className="hint")],
+            [html.B(f"#{other} ({newer}) "), html.Span(headlines.get(other, "")), html.Div(c.reason, className="hint"), *note],
             className="conflict-other",
         )
         if c.status == "open":
@@ -121,6 +130,7 @@ def panel(
     headlines: dict[int, str] | None = None,
     passages: pd.DataFrame | None = None,
     query: str | None = None,
+    unseen: dict[int, str] | None = None,
 ) -> list[Any]:
     """The panel's content for one memory under the current view.
 
@@ -152,7 +162,7 @@ def panel(
         html.Div(formula, className="formula"),
         html.Div(placement.reason, className="reason", id=ids.PANEL_REASON),
         *strip,
-        *conflict_block(record, conflicts or [], headlines or {}),
+        *conflict_block(record, conflicts or [], headlines or {}, unseen),
         html.Div("" if has_query else "No query: α is 0 here, so L is the decay D alone.", className="hint"),
         html.Div(
             [
@@ -255,15 +265,32 @@ def show(app_ctx: AppContext, memory_id: int | None, applied, agent, alpha, lam_
                 record, retrieval_count=int(state.retrieval_count[rows[0]]), floor=int(state.floor[rows[0]]),
                 last_retrieved_at=from_seconds(float(state.last_retrieved_at[rows[0]])),
             )
-        conflicts = app_ctx.mem.conflicts(memory_id, status=None, agent_id=request.agent_id)
+        # Every conflict this agent could be misled by: the other memory may be one it cannot see.
+        conflicts = app_ctx.mem.conflicts(memory_id, status=None, agent_id=request.agent_id, either=True)
         headlines = app_ctx.mem.headlines([c.partner(record.id) for c in conflicts])
+        unseen = unseen_partners(app_ctx, record, conflicts, request.agent_id)
         # In a replay, what that search delivered; otherwise the agent's latest use of the memory.
         passages = app_ctx.mem.passages(memory_id, query=request.query, agent_id=request.agent_id, event_id=request.replaying)
     except MemoryNotFound:
         return html.Div("That memory is not visible to this agent.", className="empty"), hidden
     except LodvizError as exc:
         return html.Div(str(exc), className="error"), hidden
-    return panel(record, placement, params.alpha, request.has_query, conflicts, headlines, passages, request.query), {"display": "block"}
+    return panel(record, placement, params.alpha, request.has_query, conflicts, headlines, passages, request.query, unseen), {"display": "block"}
+
+
+def unseen_partners(app_ctx: AppContext, record: MemoryRecord, conflicts: list[Conflict], agent_id: str | None) -> dict[int, str]:
+    """The conflicts' other memories that ``agent_id`` cannot see, each with whose it is."""
+    if agent_id is None:
+        return {}
+    out = {}
+    for c in conflicts:
+        other = c.partner(record.id)
+        try:
+            app_ctx.mem.get(other, agent_id=agent_id)
+        except MemoryNotFound:
+            owner = app_ctx.mem.get(other)
+            out[other] = f"private to {owner.agent_id}"
+    return out
 
 
 def floor_label(tier: Tier) -> str:
@@ -276,8 +303,10 @@ def act(app_ctx: AppContext, action: str, memory_id: int | None, reason: str | N
 
     Raises ``AccessDenied`` when the request's identity may not steer.
 
-    A promote lifts the memory one tier above where it shows in the current
-    view (the service's rule, given the view's query and settings).
+    A promote lifts the memory one tier above what the viewed agent was
+    shown (its latest result holding the memory, after its budget), or, with
+    none on record or no agent viewed, above where the current view shows it:
+    the service's one rule (``Floors.current_tier``).
     """
     app_ctx.require_steer(action)  # AccessDenied: the server answers 403, nothing is written
     if memory_id is None:
@@ -292,6 +321,7 @@ def act(app_ctx: AppContext, action: str, memory_id: int | None, reason: str | N
                 +1 if action == "promote" else -1,
                 reason=reason,
                 actor=app_actor(),
+                agent_id=seen.agent_id if seen is not None else None,
                 query=(seen.query or "") if seen is not None else None,
                 params=seen.scoring_params if seen is not None else None,
                 now=seen.now if seen is not None else None,
