@@ -9,7 +9,6 @@ import pytest
 from click.testing import CliRunner
 
 import lodviz
-
 from lodviz.cli import cli
 from lodviz.scoring import Tier
 
