@@ -21,10 +21,10 @@ FLOOR_MOVES = ("promote", "demote")
 #: The events a rebuild of the past reads: existence, usage and floors (``lodviz.history``).
 HISTORY = ("write", *USING, *FLOOR_MOVES)
 #: Events that change what the landscape shows (a retrieving one only if it touched memories).
-CHANGING = ("write", *USING, *FLOOR_MOVES, "profile", "resolve", "forget")
+CHANGING = ("write", *USING, *FLOOR_MOVES, "profile", "resolve", "redetect", "forget")
 #: Every action, in the order the audit tab offers them.
 ACTIONS = ("search", "expand", "promote", "demote", "profile", "write", "recent", "unseen", "sample",
-           "resolve", "forget", "golden", "tune", "token")
+           "resolve", "redetect", "forget", "golden", "tune", "token")
 
 
 def changes_landscape(event: AuditEvent) -> bool:
@@ -62,6 +62,8 @@ def summarise(event: AuditEvent) -> str:
     if event.action == "resolve":
         decided = f"#{d.get('superseded')} superseded" if d.get("superseded") else "both stand"
         return f"conflict with #{d.get('other')} ({d.get('was')}): {decided}" + (f": {d['reason']}" if d.get("reason") else "")
+    if event.action == "redetect":
+        return f"conflict candidates found again: {d.get('found', 0)} open"
     if event.action == "forget":
         return "texts and vector erased" + (f": {d['reason']}" if d.get("reason") else "")
     if event.action == "golden":

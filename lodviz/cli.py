@@ -546,10 +546,14 @@ def explain(session: CliContext, memory_id: str, query: str | None, agent_id: st
 @click.option("--all", "everything", is_flag=True, help="Resolved ones too, not only the open ones.")
 @click.option("--memory", "memory_id", help="Only the conflicts of this memory.")
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--redetect", is_flag=True, help="First find the open candidates again with this version's detector (audited).")
 @pass_session
-def conflicts(session: CliContext, everything: bool, memory_id: str | None, as_json: bool) -> None:
+def conflicts(session: CliContext, everything: bool, memory_id: str | None, as_json: bool, redetect: bool) -> None:
     """Memories that may contradict each other (found when they were written)."""
     mem = session.open(must_exist=True)
+    if redetect:
+        dropped, found_now = mem.redetect_conflicts()
+        _say(f"Found {found_now} open conflict candidates again (replacing {dropped}); decided ones kept.", err=as_json)
     found = mem.conflicts(memory_id, status=None if everything else ("open",))
     if as_json:
         _echo_json([c.to_dict() for c in found])
@@ -923,7 +927,7 @@ def audit(ctx: click.Context, agent_id: str | None, actions: tuple[str, ...], li
             extra = f" {e.details.get('from')}→{e.details.get('to')}" + (f" ({e.details['reason']})" if e.details.get("reason") else "")
         elif e.action == "write":
             extra = f" {e.details.get('count', 0)} memories"
-        elif e.action in ("resolve", "forget", "golden", "tune"):
+        elif e.action in ("resolve", "redetect", "forget", "golden", "tune"):
             extra = " " + summarise(e)
         _say(f"#{e.id:<6} {iso(e.at)}  {_field(e.action):<8} {_field(e.actor):<20} {_field(what)}{_field(extra)}")
 

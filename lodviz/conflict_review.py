@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from lodviz import conflict_scan
 from lodviz.arguments import as_id
 from lodviz.errors import InvalidInput
 from lodviz.records import AuditEvent, Conflict, MemoryId, MemoryRecord
@@ -75,6 +76,16 @@ class ConflictReview:
             ),
         )
         return next(c for c in self._store.conflicts([pair.memory_id]) if c.other_id == pair.other_id)
+
+
+    def redetect(self, actor: str | None) -> tuple[int, int]:
+        """Replace the open conflict candidates with what the detector finds now over the whole store,
+        audited ("redetect"); decided conflicts stay. Returns (dropped, found)."""
+        state, vectors = self._store.snapshot()
+        found = conflict_scan.scan(state, vectors, self._store.passages(), self._store.get)
+        event = AuditEvent(action="redetect", actor=actor or self._actor(), details={"found": len(found)})
+        dropped = self._store.replace_open_conflicts(found, event)
+        return dropped, len(found)
 
 
 __all__ = ["ConflictReview"]

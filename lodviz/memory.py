@@ -451,6 +451,12 @@ class Memory:
         """
         return self._conflicts.resolve(memory_id, other_id, superseded, reason, actor)
 
+    def redetect_conflicts(self, *, actor: str | None = None) -> tuple[int, int]:
+        """Find the open conflict candidates again with today's detector, over the whole store, as if each
+        memory had been written in order of creation; decided conflicts stay. Audited ("redetect").
+        Returns (open candidates dropped, candidates found)."""
+        return self._conflicts.redetect(actor)
+
     def forget(self, memory_id: MemoryId, *, reason: str | None = None, agent_id: str | None = None, actor: str | None = None) -> None:
         """Erase a memory for good: its texts and vector go, its id, usage and audit history stay.
 

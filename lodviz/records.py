@@ -301,6 +301,13 @@ class Columns:
         """Row positions of ``ids`` (which must be present)."""
         return np.searchsorted(self.ids, np.asarray(ids, dtype=np.int64))
 
+    def rows_or_missing(self, ids: np.ndarray) -> np.ndarray:
+        """Row positions of ``ids``, -1 for an id these columns do not hold (written since, say)."""
+        if not len(self.ids):
+            return np.full(len(ids), -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self.ids, ids), len(self.ids) - 1)
+        return np.where(self.ids[at] == ids, at, -1)
+
     def visible_to(self, agent_id: str | None) -> np.ndarray:
         """Mask of rows an agent may see: its own and shared ones; all for None. Never a forgotten one."""
         live = ~self.forgotten

@@ -104,7 +104,9 @@ class Writer:
             details={"count": len(rows)},
         )
         state, stored = self._store.snapshot()
-        links = pipeline.conflict_links([r for r, _ in fresh], vectors, state, stored, self._store.get)
+        links = pipeline.conflict_links(
+            [r for r, _ in fresh], vectors, [row.passage_vectors for row in rows], state, stored, self._store.passages(), self._store.get
+        )
         ids = self._store.insert(rows, event, links)
         written = [i for i in ids if i is not None]
         return written, len(batch) - len(written)

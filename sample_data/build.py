@@ -163,11 +163,28 @@ def build(out: Path, *, start: int = 0, stop: int | None = None, layout: bool = 
             print(f"layout fitted at {time.perf_counter() - began:.0f}s")
         if stop is None and start == 0:
             record_demo_searches(mem)
+        # As if each memory had been written in order of creation, whatever the batches' order was.
+        print(f"{mem.redetect_conflicts(actor='sample-build')[1]} conflict candidates")
     finally:
         mem.close()
     compact(work, out)
     work.unlink()
     print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB)")
+
+
+def redetect_conflicts(out: Path) -> None:
+    """Find the conflict candidates of an already built store again with this version's rules."""
+    work = out.with_suffix(".conflicts.duckdb")
+    _clear(work)
+    work.write_bytes(out.read_bytes())
+    mem = lodviz.open(work, actor="sample-build")
+    try:
+        dropped, found = mem.redetect_conflicts(actor="sample-build")
+    finally:
+        mem.close()
+    compact(work, out)
+    work.unlink()
+    print(f"{found} conflict candidates (were {dropped}) in {out} ({out.stat().st_size / 1e6:.1f} MB)")
 
 
 def migrate(out: Path) -> None:
@@ -188,7 +205,11 @@ def main() -> None:
     parser.add_argument("--no-layout", action="store_true")
     parser.add_argument("--migrate", action="store_true", help="only apply new schema migrations to --out")
     parser.add_argument("--demo-searches", action="store_true", help="only record the demo searches in --out")
+    parser.add_argument("--conflicts", action="store_true", help="only find the conflict candidates of --out again")
     args = parser.parse_args()
+    if args.conflicts:
+        redetect_conflicts(args.out)
+        return
     if args.migrate:
         migrate(args.out)
         return

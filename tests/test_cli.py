@@ -277,3 +277,14 @@ def test_promote_after_a_budget_cut_a_memory_to_a_headline_lands_on_summary(runn
     cut = next(i["id"] for i in tight if i["tier"] == "HEADLINE" and natural[i["id"]] in ("FULL", "SUMMARY"))
     result = run(runner, path, "promote", str(cut), "--agent", "alice", "--reason", "read it as a headline")
     assert "tier floor SUMMARY (was OUT)" in result.output, result.output  # one above what alice was shown
+
+
+def test_conflicts_redetect_finds_candidates_again_and_says_how_many(runner, store, tmp_path):
+    extra = tmp_path / "cap.jsonl"
+    extra.write_text(json.dumps({**RECORDS[3], "text": RECORDS[3]["text"].replace("2x", "3x"), "created_at": "2025-06-01T00:00:00Z"}) + "\n")
+    assert run(runner, store, "ingest", str(extra)).exit_code == 0
+    result = run(runner, store, "conflicts", "--redetect")
+    assert result.exit_code == 0, result.output
+    assert "Found 1 open conflict candidates again (replacing 1); decided ones kept." in result.output
+    assert "3x instead of 2x" in result.output
+    assert "conflict candidates found again: 1 open" in run(runner, store, "audit", "--action", "redetect").output

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 import duckdb
 import pytest
 
@@ -29,11 +31,64 @@ def test_a_changed_number_is_a_conflict_candidate(mem, pair):
     assert mem.audit(actions=["write"])[0].details["conflicts"] == [[new, old]]
 
 
-def test_a_changed_name_is_a_conflict_candidate(mem):
+def test_a_name_swapped_alone_is_not_a_candidate(mem):
+    # Names swapped ("S-3 instead of Lantern", "Dec-1 instead of Leiden") were every open candidate on the
+    # sample store and none was real: a candidate needs a value that can be checked.
     mem.add("Paloma moved to Calgary last spring.", agent_id="a", created_at="2025-01-01T00:00:00Z")
     mem.add("Paloma moved to Denver last spring.", agent_id="a", created_at="2025-06-01T00:00:00Z")
-    (found,) = mem.conflicts()
-    assert found.reason == "Denver instead of Calgary"
+    assert mem.conflicts() == []
+
+
+def find(older: str, newer: str, written=(date(2025, 1, 10), date(2025, 6, 10))) -> dict[int, str]:
+    """The detector's verdict on two texts written on the two days: {0: reason} or {}."""
+    return rules.find(rules.claims(newer, written[1]), [rules.claims(older, written[0])])
+
+
+def test_a_moved_plan_is_a_conflict():
+    older = "ASCEND-2 close-out: database lock planned for 6 November 2026, topline two weeks later."
+    newer = "ASCEND-2 close-out: database lock planned for 3 November 2026, topline two weeks later."
+    assert find(older, newer, (date(2026, 5, 1), date(2026, 9, 1))) == {0: "3 November 2026 instead of 6 November 2026"}
+
+
+def test_the_next_meeting_is_not_a_moved_one():
+    older = "Board outcomes. Next board meeting: 15 May in Cambridge."
+    newer = "Board outcomes. Next board meeting: 18 September in Cambridge."
+    assert find(older, newer, (date(2025, 2, 20), date(2025, 5, 16))) == {}
+
+
+def test_a_day_already_past_when_written_is_a_record_not_a_plan():
+    older = "The board meeting was held on 3 February in Cambridge."
+    newer = "The board meeting is on 10 February in Cambridge."
+    assert find(older, newer, (date(2025, 3, 1), date(2025, 3, 2))) == {}
+
+
+def test_a_measurement_is_not_a_commitment():
+    assert find("ASCEND-2 readiness: 470 open queries, SAP frozen.", "ASCEND-2 readiness: 410 open queries, SAP frozen.") == {}
+    assert find("AURB closed at $47.05, XBI up.", "AURB closed at $44.85, XBI up.") == {}
+
+
+def test_a_proposal_states_no_term():
+    older = "Baxtrom sent its term sheet: they propose a DS-loss cap of $1M per batch."
+    newer = "Baxtrom CSA v3 agreed: the DS-loss cap is $2M per batch."
+    assert find(older, newer) == {}
+    assert find("Agreed on the DS-loss cap: $1M per batch.", newer) == {0: "$2M instead of $1M"}
+
+
+def test_values_that_agree_in_substance_are_not_a_conflict():
+    assert find("Results must be posted within 12 months of completion.", "Results must be posted within one year of completion.") == {}
+    assert find("Last participant visit: end of December 2026.", "Last participant visit: late December 2026.") == {}
+
+
+def test_a_value_the_newer_text_marks_as_gone_is_not_its_claim():
+    older = "ASCEND-2 close-out: database lock planned for 6 November 2026, topline two weeks later."
+    newer = "ASCEND-2 close-out: database lock moved up from 6 November 2026; planned for 3 November 2026, topline two weeks later."
+    assert find(older, newer, (date(2026, 5, 1), date(2026, 9, 1))) == {0: "3 November 2026 instead of 6 November 2026"}
+
+
+def test_two_subjects_named_apart_are_not_one_claim():
+    older = "Catalyst calendar: ASCEND-2 topline expected in Q4 2026, press release before market open."
+    newer = "Catalyst calendar: ASCEND-3 topline expected in Q1 2027, press release before market open."
+    assert find(older, newer, (date(2025, 12, 1), date(2026, 1, 5))) == {}
 
 
 def test_a_paraphrase_is_not_a_conflict(mem):
@@ -50,9 +105,12 @@ def test_an_exact_duplicate_is_not_a_conflict(mem):
 
 
 def test_a_series_of_reports_is_not_a_conflict():
-    a = rules.facts("AURB $43.70 (+0.5%), XBI -0.4%. Volume normal. No identified catalyst.")
-    b = rules.facts("AURB $53.40 (+0.6%), XBI -0.1%. No identified catalyst.")
-    assert rules.difference(a, b, 0.95) is None
+    # Three earlier memories each give the slot another value: the newest is the next report, not a contradiction.
+    texts = [f"Weekly note: launch team travel budget cap ${n},000 per quarter." for n in (40, 45, 50)]
+    earlier = [rules.claims(t, date(2025, 1, 6 + 7 * i)) for i, t in enumerate(texts)]
+    newest = rules.claims("Weekly note: launch team travel budget cap $55,000 per quarter.", date(2025, 2, 3))
+    assert rules.find(newest, earlier) == {}
+    assert rules.find(newest, earlier[:1]) == {0: "$55,000 instead of $40,000"}
 
 
 def test_a_conflict_within_one_import_is_found(mem):
@@ -149,16 +207,9 @@ def test_a_tools_new_output_is_an_observation_not_a_conflict(mem):
     assert mem.conflicts() == []
 
 
-def test_a_speaker_label_is_not_a_name_in_the_claim():
-    a = rules.facts("Priya: name the person, not the function.")
-    b = rules.facts("Name the person, not the function: Gareth says Deccan replied.")
-    assert "priya" not in a.names and rules.difference(a, b, 0.9) is None
-
-
 def test_two_people_saying_alike_is_not_a_conflict():
-    a = rules.facts("Wes: Catch you later, Paloma!")
-    b = rules.facts("Paloma: Catch you later, Wes!")
-    assert rules.difference(a, b, 0.95) is None
+    assert find("Wes: the fee cap is $5M per claim.", "Paloma: the fee cap is $6M per claim.") == {}
+    assert find("Wes: the fee cap is $5M per claim.", "Wes: the fee cap is $6M per claim.") == {0: "$6M instead of $5M"}
 
 
 def test_a_flood_of_near_duplicates_makes_at_most_max_links_conflicts_per_memory(mem):
@@ -194,5 +245,53 @@ def test_forgetting_a_memory_erases_its_words_from_every_conflict_reason(request
         (closed,) = mem.conflicts(status=None)
         assert closed.status == "forgotten" and "2x" not in closed.reason and "3x" not in closed.reason
         assert mem.conflicts(new) == []
+    finally:
+        mem.close()
+
+
+LONG_TERMS = (
+    "Heron co-development agreement, key terms for the deal team.\n\n"
+    "Territory and scope. Lindqvist takes the EEA, the UK and Switzerland; Aurelian keeps the US and the rest of "
+    "the world. A joint steering committee meets quarterly and a joint development committee monthly.\n\n"
+    "Governance. Aurelian holds the casting vote on global development, safety and manufacturing; Lindqvist on "
+    "European commercial matters. Disputes go to the chief executives, then to ICC arbitration in London.\n\n"
+    "Economics. Upfront payment by Lindqvist to Aurelian of US$75 million, payable within 30 days after the "
+    "effective date. Development costs are shared 60/40. Royalties are tiered on European net sales.\n\n"
+    "Intellectual property. Aurelian owns the background and program IP; Lindqvist gets a licence back for its "
+    "territory. Present assignment language throughout."
+)
+SHORT_TERMS = (
+    "Economics as executed. Upfront payment by Lindqvist to Aurelian of US$60 million, payable within 45 days after "
+    "the effective date. Development costs are shared 60/40."
+)
+
+
+def test_a_long_documents_one_paragraph_is_compared_through_its_passages(mem, embedder):
+    long = mem.add(LONG_TERMS, agent_id="legal", kind="document", created_at="2025-03-18T09:00:00Z")
+    short = mem.add(SHORT_TERMS, agent_id="legal", created_at="2025-10-14T09:00:00Z")
+    whole = embedder.embed([LONG_TERMS, SHORT_TERMS])
+    whole = whole / (whole ** 2).sum(axis=1, keepdims=True) ** 0.5
+    assert float(whole[0] @ whole[1]) < rules.SIMILAR  # the memories as wholes are too far apart to be compared
+    (found,) = mem.conflicts()
+    assert (found.memory_id, found.other_id) == (short, long)
+    assert found.reason in ("US$60 million instead of US$75 million", "45 days instead of 30 days")
+
+
+@pytest.mark.parametrize("backend", ["duckdb", "postgres"])
+def test_finding_candidates_again_replaces_the_open_ones_and_keeps_decided_ones(request, store_path, embedder, backend):
+    where = str(store_path) if backend == "duckdb" else request.getfixturevalue("pg_url")
+    mem = lodviz.open(where, embedder=embedder)
+    try:
+        old = mem.add(CAP_2X, agent_id="legal", created_at="2025-01-10T09:00:00Z")
+        new = mem.add(CAP_3X, agent_id="legal", created_at="2025-06-10T09:00:00Z")
+        mem.resolve_conflict(new, old, reason="two contracts", actor="auditor")
+        newest = mem.add(CAP_2X.replace("2x", "4x"), agent_id="legal", created_at="2025-09-10T09:00:00Z")
+        before = {(c.memory_id, c.other_id): c.status for c in mem.conflicts(status=None)}
+        dropped, found = mem.redetect_conflicts(actor="auditor")
+        after = {(c.memory_id, c.other_id): c.status for c in mem.conflicts(status=None)}
+        assert before == after == {(new, old): "kept", (newest, new): "open", (newest, old): "open"}
+        assert (dropped, found) == (2, 3)  # the decided pair is found again and stays decided
+        (event,) = mem.audit(actions=["redetect"])
+        assert event.actor == "auditor" and event.details["found"] == 3
     finally:
         mem.close()

@@ -9,7 +9,7 @@ whose content hash is new and hands the rows to its store in one transaction.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 import numpy as np
 
@@ -19,7 +19,7 @@ from lodviz import scoring
 from lodviz.ingest.compress import Compressor
 from lodviz.ingest.embed import Embedder
 from lodviz.ingest.inputs import MemoryInput
-from lodviz.records import Columns, ConflictLink, MemoryRecord, NewMemory
+from lodviz.records import Columns, ConflictLink, MemoryRecord, NewMemory, Passages
 from lodviz.tokens import TokenCounter
 
 
@@ -108,40 +108,71 @@ def embed_passages(texts: Sequence[str], embedder: Embedder) -> tuple[list[list[
 def conflict_links(
     records: Sequence[MemoryInput],
     vectors: np.ndarray,
+    passage_vectors: Sequence[np.ndarray | None],
     state: Columns,
     stored: np.ndarray,
+    stored_passages: Passages,
     fetch: Callable[[list[int]], dict[int, MemoryRecord]],
 ) -> list[ConflictLink]:
     """Conflict candidates of a batch (``lodviz.conflicts``): against what each new memory's
-    agent can see (``state`` and its vectors ``stored``; ``fetch`` reads stored records),
-    and against the batch's other memories."""
+    agent can see (``state``, its vectors ``stored`` and their passages; ``fetch`` reads stored
+    records), and against the batch's other memories.
+
+    Two memories share a subject when the memories or any of their passages are
+    close (``conflicts.subject_similarity``), so a long document's one paragraph
+    on a lot or a deadline meets the short note that states it otherwise.
+    """
     unit = scoring.normalize_rows(vectors)
-    links: list[ConflictLink] = []
-    pairs: list[tuple[int, int, float, bool]] = []  # (new index, other, similarity, other is new)
-    for key in sorted({(r.agent_id, r.visibility) for r in records}):
-        members = [i for i, r in enumerate(records) if (r.agent_id, r.visibility) == key]
-        allowed = np.flatnonzero(state.visible_to(None if key[1] == "shared" else key[0])) if len(state) else np.zeros(0, dtype=np.int64)
-        for i, j, sim in conflict_rules.close_pairs(unit[members], stored[allowed] if len(allowed) else np.zeros((0, unit.shape[1]))):
-            pairs.append((members[i], int(state.ids[allowed[j]]), sim, False))
+    mine = [None if p is None else scoring.normalize_rows(p) for p in passage_vectors]
+    candidates: dict[int, list[tuple[int, float, bool]]] = {}  # new index -> (other, similarity, other is new)
+    if len(state):
+        rows = state.rows_or_missing(stored_passages.owner)  # -1: a memory written since ``state``
+        for key in sorted({(r.agent_id, r.visibility) for r in records}):
+            members = [i for i, r in enumerate(records) if (r.agent_id, r.visibility) == key]
+            allowed = np.flatnonzero(state.visible_to(None if key[1] == "shared" else key[0]))
+            keep = np.isin(rows, allowed)
+            similar = conflict_rules.subject_similarity(
+                unit[members], [mine[i] for i in members], stored[allowed], stored_passages.vectors[keep],
+                np.searchsorted(allowed, rows[keep]),  # each kept passage's column among ``allowed``
+            )
+            for i, j, sim in conflict_rules.most_similar(similar):
+                candidates.setdefault(members[i], []).append((int(state.ids[allowed[j]]), sim, False))
     for i in range(1, len(records)):
         earlier = [j for j in range(i) if records[j].agent_id == records[i].agent_id or "shared" in (records[i].visibility, records[j].visibility)]
-        for _, b, sim in conflict_rules.close_pairs(unit[i : i + 1], unit[earlier]):
-            pairs.append((i, earlier[b], sim, True))
-    if not pairs:
-        return links
-    old_records = fetch([p[1] for p in pairs if not p[3]])
-    old_texts = {rid: rec.text for rid, rec in old_records.items()}
-    for index, other, sim, is_new in pairs:
-        other_kind = records[other].kind if is_new else (old_records[other].kind if other in old_records else None)
-        if records[index].kind in conflict_rules.OBSERVATIONS and other_kind in conflict_rules.OBSERVATIONS:
+        if not earlier:
             continue
-        other_text = records[other].text if is_new else old_texts.get(other)
-        if other_text is None or sim >= 0.9999 and other_text.split() == records[index].text.split():
-            continue
-        reason = conflict_rules.difference(conflict_rules.facts(other_text), conflict_rules.facts(records[index].text), sim)
-        if reason:
+        theirs = [mine[j] for j in earlier]
+        rows = np.concatenate([np.full(len(p), at) for at, p in enumerate(theirs) if p is not None] or [np.zeros(0, dtype=np.int64)]).astype(np.int64)
+        flat = np.concatenate([p for p in theirs if p is not None]) if len(rows) else np.zeros((0, unit.shape[1]), dtype=unit.dtype)
+        similar = conflict_rules.subject_similarity(unit[i : i + 1], [mine[i]], unit[earlier], flat, rows)
+        for _, b, sim in conflict_rules.most_similar(similar):
+            candidates.setdefault(i, []).append((earlier[b], sim, True))
+    if not candidates:
+        return []
+    # The most similar of both kinds: the stored ones and the batch's.
+    candidates = {i: sorted(found, key=lambda c: -c[1])[: conflict_rules.CANDIDATES] for i, found in candidates.items()}
+    old_records = fetch(sorted({other for found in candidates.values() for other, _, is_new in found if not is_new}))
+    links: list[ConflictLink] = []
+    for index, found in sorted(candidates.items()):
+        others = [
+            (other, sim, is_new, _written(records[other]) if is_new else _written(old_records[other]))
+            for other, sim, is_new in found
+            if is_new or other in old_records
+        ]
+        reasons = conflict_rules.judge(_written(records[index]), [(written, sim) for _, sim, _, written in others])
+        for at, reason in sorted(reasons.items()):
+            other, sim, is_new, _ = others[at]
             links.append(ConflictLink(index, other, sim, reason, other_is_new=is_new))
     return links
+
+
+def _written(record: MemoryInput | MemoryRecord) -> conflict_rules.Written:
+    return conflict_rules.Written(record.text, record.kind, _day(record.created_at))
+
+
+def _day(when: datetime | None) -> date:
+    """The day a memory was written (a record without a time is written now)."""
+    return (when or datetime.now(UTC)).astimezone(UTC).date()
 
 
 __all__ = ["prepare", "texts_to_embed", "embed_passages", "conflict_links"]

@@ -262,6 +262,11 @@ class Store(abc.ABC):
         """Store golden queries with their audit line, in one transaction; returns their ids."""
 
     @abc.abstractmethod
+    def replace_open_conflicts(self, found: Sequence[tuple[int, int, float, str]], audit: AuditEvent) -> int:
+        """Drop every open conflict and write ``found`` ((memory id, other id, similarity, reason)) instead,
+        with its audit line, in one transaction; decided ones stay. Returns how many were dropped."""
+
+    @abc.abstractmethod
     def resolve_conflict(
         self, memory_id: int, other_id: int, status: str, superseded_id: int | None, audit: AuditEvent
     ) -> None: ...

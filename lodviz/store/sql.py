@@ -396,6 +396,16 @@ class SQLStore(Store):
             for r in rows
         ]
 
+    def replace_open_conflicts(self, found: Sequence[tuple[int, int, float, str]], audit: AuditEvent) -> int:
+        with self.atomic():
+            self._write()
+            removed = len(self._sql("DELETE FROM conflicts WHERE status = 'open' RETURNING 1"))
+            if found:
+                self._insert_links(list(found))  # a pair an auditor decided stays as decided
+            self._conflicts_changed()
+            self._insert_audit(audit)
+        return removed
+
     def resolve_conflict(
         self, memory_id: int, other_id: int, status: str, superseded_id: int | None, audit: AuditEvent
     ) -> None:
