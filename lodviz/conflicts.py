@@ -501,14 +501,16 @@ def subject_similarity(
     """
     best = new @ old.T
     if len(old_passages):
-        by_passage = new @ old_passages.T
-        np.maximum.at(best.T, old_columns, by_passage.T)
+        order = np.argsort(old_columns, kind="stable")  # grouped by column, for one max per group
+        columns, starts = np.unique(old_columns[order], return_index=True)
+        grouped = old_passages[order]
+        best[:, columns] = np.maximum(best[:, columns], np.maximum.reduceat(new @ grouped.T, starts, axis=1))
     for i, passages in enumerate(new_passages):
         if passages is None or not len(passages):
             continue
         np.maximum(best[i], (passages @ old.T).max(axis=0), out=best[i])
         if len(old_passages):
-            np.maximum.at(best[i], old_columns, (passages @ old_passages.T).max(axis=0))
+            best[i, columns] = np.maximum(best[i, columns], np.maximum.reduceat((passages @ grouped.T).max(axis=0), starts))
     return best
 
 
