@@ -11,7 +11,6 @@ as ``\\x1b[2J`` and do nothing to the terminal.
 from __future__ import annotations
 
 import csv
-import dataclasses
 import logging
 import os
 import sys
@@ -27,7 +26,7 @@ from lodviz.access import current_face, set_face
 from lodviz.audit import FLOOR_MOVES, RETRIEVING, summarise
 from lodviz.errors import LodvizError
 from lodviz.ingest.importers import read_path
-from lodviz.ingest.inputs import DEFAULT_AGENT, MemoryInput
+from lodviz.ingest.inputs import UNOWNED
 from lodviz.memory import Memory, Result
 from lodviz.params import DEFAULT_BUDGET_ARG, PRESETS, BudgetArg, Params
 from lodviz.scoring import Tier
@@ -257,10 +256,8 @@ def ingest(
     Without --agent what is imported is shared, so that every agent (the one
     your MCP client names among them) finds it; with --agent it is that agent's.
     """
-    defaults = {k: v for k, v in {"agent_id": agent_id, "kind": kind, "visibility": visibility}.items() if v}
+    defaults = {k: v for k, v in {"agent_id": agent_id, "kind": kind, "visibility": visibility, UNOWNED: "shared"}.items() if v}
     parsed = read_path(path, fmt, defaults)
-    if not agent_id and not visibility:
-        parsed.records[:] = [_shared_if_unowned(record) for record in parsed.records]
     for note in parsed.skipped:
         _say(f"Skipped {_field(note)}.", err=True)
     records = parsed.records
@@ -278,14 +275,6 @@ def ingest(
     with tqdm(total=len(records), unit="mem", desc="ingest", file=sys.stderr, disable=len(records) < 50) as bar:
         report = mem.add_many(records, batch_size=batch_size, progress=bar.update)
     _say(f"Added {len(report.added)} memories, skipped {report.skipped} duplicates; the store holds {len(mem)}.")
-
-
-def _shared_if_unowned(record: MemoryInput) -> MemoryInput:
-    """A record that names no agent, imported without --agent: shared, so that whichever agent an MCP client
-    names finds it (private to "default", no agent would)."""
-    if record.agent_id == DEFAULT_AGENT and record.visibility == "private":
-        return dataclasses.replace(record, visibility="shared")
-    return record
 
 
 @cli.command()
@@ -310,7 +299,7 @@ def watch(session: CliContext, path: Path, agent_id: str | None, interval: float
     if interval <= 0:
         raise lodviz.InvalidParameters("--interval must be a positive number of seconds.")
     mem = session.open()
-    defaults = {"agent_id": agent_id} if agent_id else {}
+    defaults = {"agent_id": agent_id} if agent_id else {UNOWNED: "shared"}
     seen: dict[Path, tuple[float, int]] = {}
     while True:
         for file in sorted(path.glob(pattern)):
@@ -323,8 +312,6 @@ def watch(session: CliContext, path: Path, agent_id: str | None, interval: float
                 continue
             try:
                 parsed = read_path(file, "auto", defaults)
-                if not agent_id:
-                    parsed.records[:] = [_shared_if_unowned(record) for record in parsed.records]
                 report = mem.add_many(parsed.records) if parsed.records else None
             except lodviz.LodvizError as exc:  # one bad file does not stop the watch
                 _say(f"{_field(file.relative_to(path))}: {_field(exc)}", err=True)

@@ -49,3 +49,16 @@ def test_the_agent_an_import_writes_to_comes_from_lodviz_agent_as_for_lodviz_mcp
     store = _import(tmp_path, notes, {**cli_env, "LODVIZ_AGENT": "claude-code"})
     assert len(_seen_by(store, "claude-code", embedder)) == 2
     assert _seen_by(store, "someone-else", embedder) == set()
+
+
+def test_a_record_that_says_private_stays_private_when_imported_without_an_agent(tmp_path, cli_env, embedder):
+    source = tmp_path / "in.jsonl"
+    source.write_text(
+        '{"text": "Our liability cap note, private on purpose.", "visibility": "private"}\n'
+        '{"text": "The shared liability cap glossary entry."}\n'
+    )
+    store = _import(tmp_path, source, cli_env)
+    with lodviz.open(store, embedder=embedder) as mem:
+        kept = {record.text: (record.agent_id, record.visibility) for record in mem.export_records()}
+    assert kept["Our liability cap note, private on purpose."] == ("default", "private")
+    assert kept["The shared liability cap glossary entry."] == ("default", "shared")

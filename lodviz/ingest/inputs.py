@@ -67,6 +67,8 @@ KNOWN_FIELDS = {
 
 #: The agent of a record that names none.
 DEFAULT_AGENT = "default"
+#: A defaults key: the visibility of a record that names neither its agent nor its visibility.
+UNOWNED = "visibility_if_unowned"
 
 
 @dataclass
@@ -283,6 +285,10 @@ def parse_record(data: Mapping[str, Any], where: str = "", defaults: Mapping[str
         raise InvalidInput(
             f"{prefix}agent_id {_shown(agent_id)} must be 1-64 letters, digits or _.:@- characters."
         )
+    # A record that names neither its agent nor its visibility takes ``UNOWNED`` from the defaults when an
+    # importer gives one (the CLI's: shared, so whichever agent an MCP client names finds it).
+    if not merged.get("visibility") and not merged.get("agent_id") and (defaults or {}).get(UNOWNED):
+        merged["visibility"] = (defaults or {})[UNOWNED]
     visibility = _name(merged, "visibility", "private", prefix)
     if visibility not in VISIBILITIES:
         raise InvalidInput(f"{prefix}visibility must be 'private' or 'shared', got {_shown(visibility)}.")

@@ -54,7 +54,7 @@ class Parsed:
 
 def _record(data: dict[str, Any], where: str, defaults: Mapping[str, Any] | None) -> MemoryInput:
     try:
-        return parse_record({**(defaults or {}), **data}, where)
+        return parse_record(data, where, defaults)
     except InvalidInput as exc:
         raise ImportFormatError(str(exc)) from None
 
