@@ -137,11 +137,12 @@ def line(
     memory_id: int, content: str, whole: bool, conflicts: Sequence[int] = (), superseded_by: int | None = None,
     quoted: bool = False,
 ) -> str:
-    """One memory's line in the rendered text (``quoted``: an excerpt, which marks its own gaps)."""
+    """One memory's line in the rendered text (``quoted``: an excerpt, which marks its own gaps).
+
+    Every line opens with the memory's ``#id``, a text read whole too: the
+    agent promotes, cites and expands by it.
+    """
     text = " ".join(content.split()) if "\n" in content else content
-    marked = bool(conflicts) or superseded_by is not None
-    if whole and not marked:
-        return text
     out = f"#{memory_id} {text}" + ("" if whole or quoted or text.endswith(CONDENSED) else CONDENSED)
     if superseded_by is not None:
         out += f" [superseded by #{superseded_by}]"

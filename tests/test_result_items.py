@@ -113,7 +113,7 @@ def test_the_text_lists_days_under_their_years_each_heading_once_oldest_first():
     ]
     lines = render_items("search", items).splitlines()
     assert lines[0] == "Memory: 4 summaries. … = condensed, memory_expand #id."  # the query is not repeated
-    assert lines[1:] == ["2023", "30 Dec", "first", "second", "2024", "9 Feb", "third", "1 Mar", "fourth"]
+    assert lines[1:] == ["2023", "30 Dec", "#1 first", "#2 second", "2024", "9 Feb", "#3 third", "1 Mar", "#4 fourth"]
 
 
 def test_an_item_s_fields_read_by_name_and_default_to_whole_and_no_conflicts():
