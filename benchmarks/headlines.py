@@ -167,7 +167,7 @@ def conversation_memories(limit: int | None = None) -> list[dict[str, str]]:
 # -- the run -----------------------------------------------------------------------
 
 
-def measure(label: str, memories: list[dict[str, str]], embedder: Any, count_tokens: Any) -> dict[str, Any]:
+def measure(label: str, memories: list[dict[str, str]], embedder: Any, count_tokens: Any, caps: Sequence[int] = ()) -> dict[str, Any]:
     from benchmarks.measure import log
 
     texts = [m["text"] for m in memories]
@@ -179,6 +179,10 @@ def measure(label: str, memories: list[dict[str, str]], embedder: Any, count_tok
     t0 = time.perf_counter()
     heads["after"] = after_headlines(texts, embedder)
     log(f"  {label}: compressed in {time.perf_counter() - t0:.0f} s")
+    from lodviz.ingest.compress import shorten
+
+    for cap in caps:  # the same headlines cut to at most ``cap`` words: what a tinier rule would cost in retrieval
+        heads[f"after, at most {cap} words"] = [shorten(h, cap) for h in heads["after"]]
     out: dict[str, Any] = {"memories": len(texts), "pools": len(set(pools)), "variants": {}}
     ranks: dict[str, np.ndarray] = {}
     for variant, headlines in heads.items():
@@ -187,6 +191,8 @@ def measure(label: str, memories: list[dict[str, str]], embedder: Any, count_tok
         ranks[variant] = own_ranks(queries, docs, pools)
         words = [len(h.split()) for h in headlines]
         tokens = [count_tokens(h) for h in headlines]
+        # What 1,000 headlines cost an agent as lines of a result: "#id headline" each (ids of the store's size).
+        line_tokens = [count_tokens(f"#{1000 + i} {h}") for i, h in enumerate(headlines)]
         out["variants"][variant] = {
             "overall": rank_summary(ranks[variant]),
             "by_agent": grouped(ranks[variant], [m["agent"] for m in memories]),
@@ -194,6 +200,7 @@ def measure(label: str, memories: list[dict[str, str]], embedder: Any, count_tok
             "mean_words": float(np.mean(words)),
             "mean_tokens": float(np.mean(tokens)),
             "max_tokens": int(max(tokens)),
+            "tokens_per_1000_lines": int(round(1000 * float(np.mean(line_tokens)))),
             "cut_short": float(np.mean([h.endswith("…") for h in headlines])),  # shortened by shorten()
             "ranks": " ".join(str(int(r)) for r in ranks[variant]),
         }
@@ -223,7 +230,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--limit", type=int, default=None, help="the first N memories of each data set (a smoke run)")
     parser.add_argument("--results-dir", default=str(RESULTS))
     parser.add_argument("--no-write", action="store_true", help="print the report only")
+    parser.add_argument("--caps", default="", help="comma-separated word caps: the 'after' headlines cut to each, measured too")
     args = parser.parse_args(argv)
+    args.cap_list = [int(c) for c in args.caps.split(",") if c.strip()]
     args.dataset_list = [d.strip() for d in args.datasets.split(",") if d.strip()]
     for d in args.dataset_list:
         if d not in ("sample", "conversation"):
@@ -269,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.dataset_list:
         memories = loaders[name](args.limit)
         log(f"{name}: {len(memories)} memories")
-        result["datasets"][name] = measure(name, memories, embedder, count_tokens)
+        result["datasets"][name] = measure(name, memories, embedder, count_tokens, args.cap_list)
     if args.no_write:
         result["duration_seconds"] = time.perf_counter() - started
         print(report(result))
@@ -305,10 +314,10 @@ def report(result: dict[str, Any]) -> str:
             rows += [row(f"kind {g}", before["by_kind"][g], after["by_kind"][g]) for g in before["by_kind"]]
         parts += ["", f"### {name}: {data['memories']:,} memories, {data['pools']} pool(s)", "", markdown_table(header, rows), ""]
         parts.append(markdown_table(
-            ["headline", "mean words", "mean MiniLM tokens", "max tokens", "cut short"],
-            [[v, _f(data["variants"][v]["mean_words"], 1), _f(data["variants"][v]["mean_tokens"], 1),
-              str(data["variants"][v]["max_tokens"]), f"{100 * data['variants'][v]['cut_short']:.0f}%"]
-             for v in ("before", "after")]))
+            ["headline", "hit@1", "hit@5", "MRR", "mean words", "mean MiniLM tokens", "max tokens", "1,000 lines", "cut short"],
+            [[v, _f(d["overall"]["hit@1"]), _f(d["overall"]["hit@5"]), _f(d["overall"]["mrr"]), _f(d["mean_words"], 1),
+              _f(d["mean_tokens"], 1), str(d["max_tokens"]), f"{d.get('tokens_per_1000_lines', 0):,}", f"{100 * d['cut_short']:.0f}%"]
+             for v, d in data["variants"].items()]))
         parts += ["", f"Headlines changed: {100 * data['changed_headlines']:.0f}%; own memory ranked higher after: "
                       f"{data['rank_better_after']}, lower: {data['rank_worse_after']}."]
     return "\n".join(parts)

@@ -10,7 +10,7 @@ kept on. It is built to cost few tokens for what it carries:
     Memory within 400 tokens: 2 full, 1 summary, 3 headlines. … = condensed, memory_expand #id.
     2023
     8 May
-    Paloma: Okay so big news: I've moved to Calgary! Boxes everywhere.
+    #411 Paloma: Okay so big news: I've moved to Calgary! Boxes everywhere.
     #412 Paloma: The flat is tiny but the light is amazing.…
     3 Jun
     #519 Wes: Gabe is thinking of moving to Melbourne for a job…
@@ -19,10 +19,12 @@ Memories are listed oldest first under the day they were written (a
 conversation reads in order, and "when" questions need the day), the days
 under their year: a year heading costs its tokens once, where "8 May 2023"
 on every day cost twice what "8 May" does. The header does not repeat the
-query: the agent has just sent it; it says the budget the text was kept within. A memory shown whole carries no id; a
-condensed one (a summary shorter than its text, or a headline) carries its
-``#id`` and ends in "…", so the agent knows what it can expand. Every id,
-tier and score is in ``to_dict()``.
+query: the agent has just sent it; it says the budget the text was kept within. Every line opens with its
+memory's ``#id``, so the agent can promote, cite or expand what it read (a
+memory shown whole too: about three tokens a line, measured in
+docs/retrieval.md); a condensed one (a summary shorter than its text, or a
+headline) ends in "…", so the agent knows what it can expand. Every id, tier
+and score is in ``to_dict()``.
 
 ``line``, ``year_line``, ``date_line`` and ``header`` are the pieces
 ``render`` joins; the budget prices exactly these pieces.
