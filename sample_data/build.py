@@ -23,8 +23,10 @@ import json
 import random
 import sys
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TypeVar
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -32,6 +34,8 @@ sys.path.insert(0, str(HERE.parent))
 import lodviz  # noqa: E402
 from lodviz.mapping import fit_layout  # noqa: E402
 from lodviz.scoring import Tier  # noqa: E402
+
+T = TypeVar("T")
 
 DEFAULT_OUT = HERE.parent / "lodviz" / "data" / "lodviz-sample.duckdb"
 #: Questions each agent asks and the memories a good answer needs (``lodviz tune``).
@@ -129,18 +133,24 @@ def record_demo_searches(mem: lodviz.Memory) -> None:
 
 def add_demo_searches(out: Path) -> None:
     """Record the demo searches in an already built store, without re-embedding it."""
-    work = out.with_suffix(".searching.duckdb")
+    on_a_copy(out, ".searching.duckdb", lambda mem: None if mem.audit(actions=["search"], limit=1) else record_demo_searches(mem))
+    print(f"recorded the demo searches in {out} ({out.stat().st_size / 1e6:.1f} MB)")
+
+
+def on_a_copy(out: Path, suffix: str, step: Callable[[lodviz.Memory], T]) -> T:
+    """Run ``step`` on a copy of the built store ``out``, then put the compacted copy in its place: a step that
+    fails leaves the shipped file as it was."""
+    work = out.with_suffix(suffix)
     _clear(work)
     work.write_bytes(out.read_bytes())
     mem = lodviz.open(work, actor="sample-build")
     try:
-        if not mem.audit(actions=["search"], limit=1):
-            record_demo_searches(mem)
+        result = step(mem)
     finally:
         mem.close()
     compact(work, out)
     work.unlink()
-    print(f"recorded the demo searches in {out} ({out.stat().st_size / 1e6:.1f} MB)")
+    return result
 
 
 def build(out: Path, *, start: int = 0, stop: int | None = None, layout: bool = True) -> None:
@@ -174,27 +184,13 @@ def build(out: Path, *, start: int = 0, stop: int | None = None, layout: bool = 
 
 def redetect_conflicts(out: Path) -> None:
     """Find the conflict candidates of an already built store again with this version's rules."""
-    work = out.with_suffix(".conflicts.duckdb")
-    _clear(work)
-    work.write_bytes(out.read_bytes())
-    mem = lodviz.open(work, actor="sample-build")
-    try:
-        dropped, found = mem.redetect_conflicts(actor="sample-build")
-    finally:
-        mem.close()
-    compact(work, out)
-    work.unlink()
+    dropped, found = on_a_copy(out, ".conflicts.duckdb", lambda mem: mem.redetect_conflicts(actor="sample-build"))
     print(f"{found} conflict candidates (were {dropped}) in {out} ({out.stat().st_size / 1e6:.1f} MB)")
 
 
 def migrate(out: Path) -> None:
-    """Bring an already built store to the current schema without re-embedding it."""
-    work = out.with_suffix(".migrating.duckdb")
-    _clear(work)
-    work.write_bytes(out.read_bytes())
-    lodviz.open(work, actor="sample-build").close()  # opening applies the migrations
-    compact(work, out)
-    work.unlink()
+    """Bring an already built store to the current schema without re-embedding it (opening applies the migrations)."""
+    on_a_copy(out, ".migrating.duckdb", lambda mem: None)
     print(f"migrated {out} ({out.stat().st_size / 1e6:.1f} MB)")
 
 
