@@ -863,7 +863,8 @@ def export(session: CliContext, output: Path | None, fmt: str, agent_id: str | N
     direct = output.is_symlink() or (output.exists() and not output.is_file())
     target = output if direct else output.with_name(f".{output.name}.{os.getpid()}.tmp")
     try:
-        with open(target, "w", encoding="utf-8", newline="") as handle:
+        # A CSV file opens in a spreadsheet: a byte-order mark says UTF-8 (ingest reads it back either way).
+        with open(target, "w", encoding="utf-8-sig" if fmt == "csv" else "utf-8", newline="") as handle:
             _write_export(handle, rows, fmt, terminal=False)
         if not direct:
             os.replace(target, output)

@@ -288,3 +288,11 @@ def test_conflicts_redetect_finds_candidates_again_and_says_how_many(runner, sto
     assert "Found 1 open conflict candidates again (replacing 1); decided ones kept." in result.output
     assert "3x instead of 2x" in result.output
     assert "conflict candidates found again: 1 open" in run(runner, store, "audit", "--action", "redetect").output
+
+
+def test_a_csv_export_file_opens_in_a_spreadsheet_as_utf8_and_ingests_back(runner, store, tmp_path):
+    out = tmp_path / "export.csv"
+    assert run(runner, store, "export", "--format", "csv", "-o", str(out)).exit_code == 0
+    assert out.read_bytes().startswith(b"\xef\xbb\xbf")  # the byte-order mark a spreadsheet reads UTF-8 by
+    copy = tmp_path / "copy.duckdb"
+    assert "Added 4 memories" in run(runner, copy, "ingest", str(out)).output

@@ -153,7 +153,8 @@ def test_promote_changes_the_floor_in_the_duckdb_file_and_adds_an_audit_event(br
         page.fill("#reason", "auditor: key clause")
         page.click("#promote")
         page.wait_for_function("() => document.querySelector('#action-status').innerText.startsWith('Promoted')", timeout=30_000)
-        page.wait_for_function("() => !document.querySelector('#panel-body').innerText.includes('tier floor\\nnone')", timeout=30_000)
+        # The floor shown moves off OUT (the labels are upper-cased by the stylesheet, as innerText reads them).
+        page.wait_for_function("() => /TIER FLOOR\\n(HEADLINE|SUMMARY|FULL)/.test(document.querySelector('#panel-body').innerText.toUpperCase())", timeout=30_000)
     context.close()
     mem.close()
     reopened = lodviz.open(app_store, embedder=embedder)  # the file itself, after the app let go
@@ -285,3 +286,27 @@ def test_the_result_list_is_what_the_agent_receives_and_its_ids_open_memories(pa
     page.click("#panel-close")  # back to the result
     page.wait_for_selector("#result-text", state="attached", timeout=20_000)
     assert page.errors == []
+
+
+def test_the_panel_names_no_floor_out_as_the_audit_log_does(page, served):
+    url, mem = served
+    unfloored = next(int(i) for i, f in zip(mem.columns().ids, mem.columns().floor) if f == 0)
+    open_scene(page, f"{url}?m={unfloored}")
+    # The labels are upper-cased by the stylesheet, and innerText reads them as shown.
+    page.wait_for_function("() => document.querySelector('#panel-body').innerText.toUpperCase().includes('TIER FLOOR')", timeout=30_000)
+    text = page.inner_text("#panel-body").upper()
+    assert "TIER FLOOR\nOUT" in text and "TIER FLOOR\nNONE" not in text
+
+
+def test_the_audit_csv_download_opens_in_a_spreadsheet_as_utf8(page, served):
+    url, mem = served
+    memory_id = int(mem.columns().ids[3])
+    mem.promote(memory_id, reason="cap in € at α 0.5, θ 0.6", actor="auditor")
+    open_scene(page, url)
+    page.click("text=Audit log")
+    page.wait_for_selector("#audit-export")
+    with page.expect_download(timeout=60_000) as download:
+        page.click("#audit-export")
+    data = open(download.value.path(), "rb").read()
+    assert data.startswith(b"\xef\xbb\xbfid,at,action")  # the byte-order mark a spreadsheet reads UTF-8 by
+    assert "cap in € at α 0.5, θ 0.6" in data.decode("utf-8-sig")

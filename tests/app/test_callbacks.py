@@ -149,7 +149,7 @@ def test_demote_and_expand_from_the_app(ctx, app_mem):
     memory_id = int(app_mem.columns().ids[6])
     selection.act(ctx, "promote", memory_id, None, ViewRequest(params=Params(), query=QUERY["query"]))
     floor = Tier(app_mem.get(memory_id).floor)
-    expected = "none" if floor == Tier.HEADLINE else Tier(floor - 1).name
+    expected = Tier(floor - 1).name  # OUT, as the audit log says, when it was HEADLINE
     assert f"→ {expected}" in selection.act(ctx, "demote", memory_id, None, None)
     before = app_mem.get(memory_id).retrieval_count
     selection.act(ctx, "expand", memory_id, None, None)
@@ -190,7 +190,7 @@ def test_audit_rows_filter_and_export(ctx, app_mem):
     rows = audit.rows(ctx, "exec-digest", ["search"], None, None)
     assert [r["action"] for r in rows] == ["search", "search"] and rows[0]["query"] == "supplier audit"
     csv_text = audit.to_csv(audit.rows(ctx, None, None, None, None))
-    assert csv_text.splitlines()[0].startswith("id,at,action")
+    assert csv_text.startswith("\ufeffid,at,action")  # a byte-order mark, so a spreadsheet reads UTF-8
     assert "promote" in csv_text
 
 

@@ -63,8 +63,14 @@ def _group_imports(table: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+#: Opens a CSV download: without it a spreadsheet reads UTF-8 as its local code page ("â‚¬" for "€", "Î±" for α).
+BOM = "\ufeff"
+
+
 def to_csv(table: list[dict[str, Any]]) -> str:
+    """The audit rows as the CSV the app downloads, with a byte-order mark for spreadsheets."""
     out = io.StringIO()
+    out.write(BOM)
     writer = csv.DictWriter(out, fieldnames=["id", "at", "action", "actor", "agent_id", "memory_id", "query", "summary"], extrasaction="ignore")
     writer.writeheader()
     writer.writerows(table)

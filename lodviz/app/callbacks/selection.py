@@ -294,8 +294,8 @@ def unseen_partners(app_ctx: AppContext, record: MemoryRecord, conflicts: list[C
 
 
 def floor_label(tier: Tier) -> str:
-    """A tier floor as the panel shows it: OUT means no floor at all."""
-    return tier.name if tier > Tier.OUT else "none"
+    """A tier floor as the panel shows it: by the name the audit log and the CLI use (OUT: no floor at all)."""
+    return tier.name
 
 
 def act(app_ctx: AppContext, action: str, memory_id: int | None, reason: str | None, request: ViewRequest | None = None) -> str:
