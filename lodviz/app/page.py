@@ -45,6 +45,7 @@ class Controls:
     terrain: bool = False
     selected: int | None = None  # the memory open in the panel
     as_of: dict | None = None  # a replayed search or a past day (``view.replay_state``, ``{"at": ...}``)
+    refused: tuple[str, ...] = ()  # what the link asked that the page refused, one sentence each
 
     @classmethod
     def from_url(cls, url: str | None, mem: Memory) -> Controls:
@@ -53,21 +54,28 @@ class Controls:
         def one(name: str, default: str = "") -> str:
             return args.get(name, [default])[0]
 
+        refused: list[str] = []  # a hand-edited link's bad values are refused, each said, never clamped
         agent = one("agent", ALL_AGENTS) or ALL_AGENTS
         if agent != ALL_AGENTS and agent not in agent_names(mem):
+            refused.append(f"agent {agent!r} has no memories or profile here")
             agent = ALL_AGENTS
         params = mem.profile(None if agent == ALL_AGENTS else agent)
         changes: dict[str, Any] = {}
         for name, cast in (("alpha", float), ("lambda", float), ("theta1", float), ("theta2", float), ("theta3", float), ("k", int)):
             if one(name):
-                try:
-                    changes[name] = cast(one(name))
+                try:  # "7" stays 7, so a refusal quotes what the link said
+                    value = int(one(name)) if one(name).lstrip("-").isdigit() else cast(one(name))
                 except ValueError:
-                    pass
+                    refused.append(f"{name}={one(name)!r} is not a number")
+                    continue
+                if not math.isfinite(value):
+                    refused.append(f"{name}={one(name)!r} is not a number")
+                    continue
+                changes[name] = value
         try:
             params = params.with_(**changes)
-        except LodvizError:
-            pass  # a hand-edited link with bad values opens on the profile instead
+        except LodvizError as exc:
+            refused.append(str(exc).rstrip("."))
         color = one("color", "tier")
         selected = int(one("m")) if one("m").isdigit() else None
         query, exclude, as_of = one("q"), one("x"), None
@@ -95,7 +103,15 @@ class Controls:
             terrain=one("terrain") == "1",
             selected=selected,
             as_of=as_of,
+            refused=tuple(refused),
         )
+
+    def refusal(self) -> str:
+        """One sentence saying what the link asked that was refused, and what the page shows instead."""
+        if not self.refused:
+            return ""
+        whose = "the default profile" if self.agent == ALL_AGENTS else f"{self.agent}'s profile"
+        return f"This link was refused in part: {'; '.join(self.refused)}. Showing {whose} settings instead."
 
 
 def _card(title: str, *children: Any, folded: bool = False) -> html.Details:
@@ -458,6 +474,7 @@ def build_layout(mem: Memory, url: str | None, layout_finished: float | None = N
             dcc.Store(id=ids.SEEN, data={"count": len(mem), "layout": layout_finished, "audit": mem.last_event_id()}),
             dcc.Store(id=ids.AUDIT_VERSION, data=0),
             dcc.Store(id=ids.URL_SINK),
+            dcc.Store(id=ids.URL_REFUSED, data=bool(c.refused)),
             dcc.Store(id=ids.FLY_SINK),
             dcc.Store(id=ids.PRESET_TARGET),
             dcc.Interval(id=ids.POLL, interval=2000),
@@ -494,6 +511,8 @@ def build_layout(mem: Memory, url: str | None, layout_finished: float | None = N
                                              html.Button("Leave the replay", id=ids.REPLAY_LEAVE, className="btn small", n_clicks=0)],
                                             id=ids.REPLAY_BAR, className="replay-bar", style={"display": "none"},
                                         ),
+                                        html.Div(c.refusal(), id=ids.URL_REFUSED_NOTE, className="url-refused", role="alert")
+                                        if c.refused else None,
                                         html.Div(id=ids.SCENE_NOTE, className="scene-note"),
                                         html.Div(
                                             dcc.Graph(id=ids.SCENE, config={"displaylogo": False, "scrollZoom": True}, responsive=True, className="scene", style={"height": "100%"}),

@@ -310,3 +310,19 @@ def test_the_audit_csv_download_opens_in_a_spreadsheet_as_utf8(page, served):
     data = open(download.value.path(), "rb").read()
     assert data.startswith(b"\xef\xbb\xbfid,at,action")  # the byte-order mark a spreadsheet reads UTF-8 by
     assert "cap in € at α 0.5, θ 0.6" in data.decode("utf-8-sig")
+
+
+@pytest.mark.parametrize(("query", "said"), [
+    ("alpha=5", "alpha must be between 0 and 1, got 5"),
+    ("alpha=abc", "alpha='abc' is not a number"),
+    ("theta1=0.1&theta2=0.5", "thresholds must be in order theta1 > theta2 > theta3"),
+])
+def test_a_link_with_values_out_of_range_is_refused_in_words_and_left_as_typed(page, served, query, said):
+    url, mem = served
+    open_scene(page, f"{url}?agent=legal-review&{query}")
+    notice = page.inner_text("#url-refused-note")
+    assert said in notice and "Showing legal-review's profile settings instead." in notice
+    page.wait_for_timeout(1500)  # the address would have been rewritten by now
+    assert query.split("&")[0] in page.url
+    alpha = mem.profile("legal-review").alpha
+    assert page.inner_text("#alpha-readout").strip() == f"{alpha:.2f}"  # the profile's, not the link's

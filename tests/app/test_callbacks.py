@@ -209,9 +209,12 @@ def test_url_state_round_trips_through_controls(app_mem):
     assert c.params == Params(alpha=0.7, lam=0.05, theta1=0.6, theta2=0.3, theta3=0.05, k=500)
 
 
-def test_a_bad_url_falls_back_to_the_profile(app_mem):
+def test_a_bad_url_is_refused_in_words_and_opens_on_the_profile(app_mem):
     c = Controls.from_url("http://x/?agent=nobody&alpha=7", app_mem)
     assert c.agent == ALL_AGENTS and c.params == app_mem.profile(None)
+    assert c.refused == ("agent 'nobody' has no memories or profile here", "alpha must be between 0 and 1, got 7")
+    assert c.refusal().endswith("Showing the default profile settings instead.")
+    assert Controls.from_url("http://x/?agent=legal-review&alpha=0.3", app_mem).refused == ()
 
 
 @pytest.mark.slow

@@ -1,12 +1,14 @@
 """The view's state in the URL, so a view can be shared.
 
 The browser rewrites its address as the controls move (``history.replaceState``,
-no reload and no server round trip); the layout reads it back on load.
+no reload and no server round trip); the layout reads it back on load. A link
+whose values the page refused (``Controls.refused``, said on the page) keeps its
+address until a control moves, so what was typed stays in view beside the refusal.
 """
 
 from __future__ import annotations
 
-from dash import Dash, Input, Output
+from dash import Dash, Input, Output, State
 
 from lodviz.app import ids
 from lodviz.app.callbacks.scoring import VIEW_CONTROLS
@@ -15,7 +17,11 @@ from lodviz.app.callbacks.scoring import VIEW_CONTROLS
 def register(app: Dash, _ctx) -> None:
     app.clientside_callback(
         """
-        function(applied, agent, alpha, lamLog, th, kLog, now, asOf, color, terrain, selected) {
+        function(applied, agent, alpha, lamLog, th, kLog, now, asOf, color, terrain, selected, refused) {
+            if (refused && !window.__lodvizRefusedShown) {  // the first sync after a refused link: leave it as typed
+                window.__lodvizRefusedShown = true;
+                return window.dash_clientside.no_update;
+            }
             const p = new URLSearchParams();
             if (applied && applied.query) p.set('q', applied.query);
             if (applied && applied.exclude) p.set('x', applied.exclude);
@@ -45,4 +51,5 @@ def register(app: Dash, _ctx) -> None:
         Input(ids.COLOR_BY, "value"),
         Input(ids.TERRAIN, "value"),
         Input(ids.SELECTED_ID, "data"),
+        State(ids.URL_REFUSED, "data"),
     )
