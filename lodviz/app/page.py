@@ -231,13 +231,13 @@ def controls_panel(mem: Memory, c: Controls) -> html.Div:
 
 def changes_card(mem: Memory, c: Controls) -> html.Details:
     """What changed tier against reference settings: pinned sliders, or an agent's saved profile."""
-    options = [{"label": "the pinned settings", "value": "pinned"}] + [
+    options = [{"label": "the viewed agent's saved profile", "value": "viewed"}, {"label": "the pinned settings", "value": "pinned"}] + [
         {"label": f"{a}'s saved profile", "value": f"profile:{a}"} for a in agent_names(mem)
     ]
     return _card(
         "What changed",
         html.Div("Memories whose tier moves against the reference: after a slider move, or between two profiles.", className="hint"),
-        dcc.Dropdown(id=ids.REFERENCE_PICK, options=options, value="pinned", clearable=False, className="dropdown"),
+        dcc.Dropdown(id=ids.REFERENCE_PICK, options=options, value="viewed", clearable=False, className="dropdown"),
         html.Button("Pin the current settings as the reference", id=ids.PIN_REFERENCE, className="btn small wide", n_clicks=0),
         html.Div(id=ids.CHANGE_COUNTS, className="change-counts"),
         html.Div(id=ids.CHANGES, className="changes"),
@@ -465,9 +465,12 @@ def build_layout(mem: Memory, url: str | None, layout_finished: float | None = N
         [
             dcc.Store(id=ids.APPLIED, data=applied),
             dcc.Store(id=ids.AS_OF, data=c.as_of),
+            # What changed compares with the viewed agent's saved profile (a replay: with the search's own settings).
             dcc.Store(id=ids.REFERENCE, data={
-                "label": "the replayed search's own settings" if c.as_of and c.as_of.get("event") else "the settings this page opened with",
-                "params": c.params.to_dict(),
+                "label": "the replayed search's own settings", "params": c.params.to_dict(),
+            } if c.as_of and c.as_of.get("event") else {
+                "label": "the default profile" if c.agent == ALL_AGENTS else f"{c.agent}'s saved profile",
+                "params": mem.profile(None if c.agent == ALL_AGENTS else c.agent).to_dict(),
             }),
             dcc.Store(id=ids.DATA_VERSION, data=0),
             dcc.Store(id=ids.SELECTED_ID, data=c.selected),

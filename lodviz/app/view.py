@@ -33,6 +33,8 @@ DEFAULT_DRAW_LIMIT = 15_000
 TERRACE_HEIGHT = 1.0
 QUERY_NEIGHBOURS = 10
 MAX_QUERY_LINES = 80
+#: Changed-tier squares drawn at most; the rest are counted in the card.
+MAX_MARKS = 60
 #: Memories used this recently (wall clock) are ringed in the scene, with who used them.
 RECENT_WINDOW = timedelta(hours=1)
 
@@ -138,7 +140,8 @@ class View:
     recent: dict[int, RecentUse] = field(default_factory=dict)  # drawn row -> its latest use within RECENT_WINDOW
     marked: dict[int, Tier] = field(default_factory=dict)  # drawn row -> the tier the replayed search returned it at
     changes: TierChanges | None = None  # against the request's reference settings
-    changed: dict[int, str] = field(default_factory=dict)  # drawn row -> "up", "down", "in" or "out"
+    changed: dict[int, str] = field(default_factory=dict)  # drawn row -> "up", "down", "in" or "out" (at most MAX_MARKS)
+    changed_unmarked: int = 0  # drawn memories that changed tier beyond MAX_MARKS, counted, not marked
     filtered: int | None = None  # memories passing the scene's filters (None: no filter)
     drawable: int | None = None  # rows the draw limit allows, before any filter
 
@@ -222,7 +225,12 @@ def compute_view(
         view.changes = tier_changes(state.ids, before.returned_tiers(), land.returned_tiers())
         if len(view.changes):
             kinds = dict(zip(view.changes.ids.tolist(), view.changes.kind().tolist()))
-            view.changed = {int(r): kinds[int(i)] for r, i in zip(drawn.tolist(), state.ids[drawn].tolist()) if int(i) in kinds}
+            moved = [(int(r), kinds[int(i)]) for r, i in zip(drawn.tolist(), state.ids[drawn].tolist()) if int(i) in kinds]
+            # A person reads a few dozen marks, not hundreds: the biggest moves, the most relevant first; the rest counted.
+            step = dict(zip(view.changes.ids.tolist(), np.abs(view.changes.after.astype(int) - view.changes.before.astype(int)).tolist()))
+            moved.sort(key=lambda rk: (-step[int(state.ids[rk[0]])], -float(land.scored.score[rk[0]])))
+            view.changed = dict(moved[:MAX_MARKS])
+            view.changed_unmarked = len(moved) - len(view.changed)
     tiers = land.scored.tier[candidates]
     view.counts = {t.name: int((tiers == t).sum()) for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE, Tier.OUT)}
     view.tokens = result_tokens(state, candidates, tiers)

@@ -326,3 +326,21 @@ def test_a_link_with_values_out_of_range_is_refused_in_words_and_left_as_typed(p
     assert query.split("&")[0] in page.url
     alpha = mem.profile("legal-review").alpha
     assert page.inner_text("#alpha-readout").strip() == f"{alpha:.2f}"  # the profile's, not the link's
+
+
+def changed_marks(page) -> int:
+    return len(page.evaluate(trace_js("changed tier", "x")) or [])
+
+
+def test_what_changed_compares_with_the_viewed_agents_profile_and_marks_what_a_person_can_read(page, served):
+    url, _ = served
+    open_scene(page, url)
+    search(page, "limitation of liability cap in CRO agreements")
+    page.click("#agent")
+    page.locator("[role=option]", has_text="legal-review").first.click()
+    assert eventually(page, lambda: "legal-review's saved profile" in page.inner_text("#changes"))
+    assert eventually(page, lambda: page.inner_text("#alpha-readout") == "0.50")
+    page.wait_for_timeout(1500)
+    assert changed_marks(page) == 0 and "0 memories changed tier" in page.inner_text("#change-counts")  # no slider moved
+    page.click("#preset-digest")  # recency first: memories change tier, against legal-review's profile
+    assert eventually(page, lambda: changed_marks(page) > 0, 60_000)

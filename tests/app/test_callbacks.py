@@ -547,6 +547,28 @@ def test_the_audit_csv_has_no_replay_column(ctx, app_mem):
     assert "replay" not in csv_text.splitlines()[0]
 
 
+def test_what_changed_marks_the_biggest_moves_and_counts_the_rest(ctx, app_mem, monkeypatch):
+    from lodviz.app import view as view_module
+
+    monkeypatch.setattr(view_module, "MAX_MARKS", 5)
+    request = ViewRequest(params=Params(alpha=0.05, lam=0.3), query=QUERY["query"], reference=Params(alpha=1.0, lam=0.001))
+    view = compute_view(app_mem, request)
+    moved = len(view.changed) + view.changed_unmarked
+    assert moved > 5 and len(view.changed) == 5  # the scene draws five squares, whatever moved
+    steps = {int(i): abs(int(a) - int(b)) for i, a, b in zip(view.changes.ids, view.changes.after, view.changes.before)}
+    marked = {steps[int(view.land.state.ids[r])] for r in view.changed}
+    assert min(marked) >= max(steps[int(view.land.state.ids[r])] for r in view.drawn if int(view.land.state.ids[r]) in steps
+                               and r not in view.changed)  # the biggest moves first
+    counts, _ = scoring.changes_children(ctx, view, {"label": "x", "params": Params(alpha=1.0, lam=0.001).to_dict()})
+    assert f"The scene marks the 5 biggest moves of {moved:,}" in text_of(counts)
+
+
+def test_the_reference_follows_the_viewed_agents_saved_profile(ctx, app_mem):
+    reference = scoring.pick_reference(ctx, "agent", scoring.VIEWED_PROFILE, Params(alpha=0.9), "legal-review")
+    assert reference == {"label": "legal-review's saved profile", "params": app_mem.profile("legal-review").to_dict()}
+    assert scoring.pick_reference(ctx, "agent", scoring.VIEWED_PROFILE, Params(), ALL_AGENTS)["label"] == "the default profile"
+
+
 def test_a_filter_is_not_called_a_sample(ctx):
     _, _, note, _ = render(ctx, filters=scoring.scene_filter("liability", None, None, None, None, None))
     assert "Filtered to text “liability”" in text_of(note) and "fixed sample" not in text_of(note)

@@ -207,12 +207,16 @@ def changes_children(app_ctx: AppContext, view: View, reference: dict | None) ->
     if changes is None or not len(changes):
         return [html.Span([html.B("0"), " memories changed tier"], className="change-none")], [against]
     c = changes.counts
-    counts = [
+    counts: list[Any] = [
         html.Span([html.B(f"{c['up']:,}"), " ▲ up"], className="change-count up", id="change-up"),
         html.Span([html.B(f"{c['down']:,}"), " ▼ down"], className="change-count down", id="change-down"),
         html.Span([html.B(f"{c['in']:,}"), " + in"], className="change-count in", id="change-in"),
         html.Span([html.B(f"{c['out']:,}"), " − out"], className="change-count out", id="change-out"),
     ]
+    if view.changed_unmarked:
+        counts.append(html.Div(
+            f"The scene marks the {len(view.changed)} biggest moves of {len(view.changed) + view.changed_unmarked:,}; "
+            "the lists below hold them all.", className="hint", id="change-marked"))
     shown = {kind: changes.of(kind)[:CHANGE_LIST_LIMIT].tolist() for kind in KINDS}
     headlines = app_ctx.mem.headlines([i for ids_ in shown.values() for i in ids_])
     before = dict(zip(changes.ids.tolist(), changes.before.tolist()))
@@ -246,12 +250,28 @@ def changes_children(app_ctx: AppContext, view: View, reference: dict | None) ->
     return counts, lists
 
 
-def pick_reference(app_ctx: AppContext, trigger: str | None, picked: str | None, current: Params) -> dict:
-    """The settings to compare with: the sliders as they are now (pinned), or an agent's saved profile."""
-    if trigger == ids.REFERENCE_PICK and picked and picked.startswith("profile:"):
-        agent = picked.removeprefix("profile:")
-        return {"label": f"{agent}'s saved profile", "params": app_ctx.mem.profile(agent).to_dict()}
-    return {"label": "the pinned settings", "params": current.to_dict()}
+def pick_reference(app_ctx: AppContext, trigger: str | None, picked: str | None, current: Params, agent: str | None = None) -> Any:
+    """The settings to compare with: the viewed agent's saved profile (the default, following the agent
+    picked), another agent's, or the sliders as they are now (pinned)."""
+    if picked == VIEWED_PROFILE:
+        return viewed_profile(app_ctx.mem, agent)
+    if trigger == ids.PIN_REFERENCE or picked == "pinned":
+        return {"label": "the pinned settings", "params": current.to_dict()}
+    if picked and picked.startswith("profile:"):
+        other = picked.removeprefix("profile:")
+        return {"label": f"{other}'s saved profile", "params": app_ctx.mem.profile(other).to_dict()}
+    return no_update
+
+
+#: The reference by default: the saved profile of whichever agent the page views.
+VIEWED_PROFILE = "viewed"
+
+
+def viewed_profile(mem: Any, agent: str | None) -> dict:
+    """The reference "the viewed agent's saved profile" for ``agent`` (all agents: the default profile)."""
+    who = None if agent in (None, ALL_AGENTS) else agent
+    label = f"{who}'s saved profile" if who else "the default profile"
+    return {"label": label, "params": mem.profile(who).to_dict()}
 
 
 def apply_query(triggered: set[str], query: str | None, exclude: str | None) -> Any:
@@ -331,16 +351,24 @@ def register(app: Dash, app_ctx: AppContext) -> None:
 
     @app.callback(
         Output(ids.REFERENCE, "data"),
+        Output(ids.REFERENCE_PICK, "value"),
         Input(ids.PIN_REFERENCE, "n_clicks"),
         Input(ids.REFERENCE_PICK, "value"),
+        Input(ids.AGENT, "value"),
         State(ids.ALPHA, "value"),
         State(ids.LAMBDA, "value"),
         State(ids.THRESHOLDS, "value"),
         State(ids.K, "value"),
+        State(ids.AS_OF, "data"),
         prevent_initial_call=True,
     )
-    def _reference(_pin, picked, alpha, lam_log, thresholds, k_log):
-        return pick_reference(app_ctx, dash_ctx.triggered_id, picked, params_from_controls(alpha, lam_log, thresholds, k_log))
+    def _reference(_pin, picked, agent, alpha, lam_log, thresholds, k_log, as_of):
+        trigger = dash_ctx.triggered_id
+        if trigger == ids.AGENT and (picked != VIEWED_PROFILE or (as_of and as_of.get("event") is not None)):
+            return no_update, no_update  # a reference picked by hand stays; a replay compares with its search's settings
+        chosen = "pinned" if trigger == ids.PIN_REFERENCE else picked
+        reference = pick_reference(app_ctx, trigger, chosen, params_from_controls(alpha, lam_log, thresholds, k_log), agent)
+        return reference, (chosen if chosen != picked else no_update)
 
     @app.callback(
         Output(ids.FILTER_TEXT, "value"),
