@@ -326,6 +326,9 @@ def test_a_link_with_values_out_of_range_is_refused_in_words_and_left_as_typed(p
     assert query.split("&")[0] in page.url
     alpha = mem.profile("legal-review").alpha
     assert page.inner_text("#alpha-readout").strip() == f"{alpha:.2f}"  # the profile's, not the link's
+    page.click("#preset-research")  # a control moves: the address follows it and the notice goes
+    assert eventually(page, lambda: "alpha=0.90" in page.url)
+    assert page.locator("#url-refused-note").count() == 0
 
 
 def changed_marks(page) -> int:

@@ -3,7 +3,8 @@
 The browser rewrites its address as the controls move (``history.replaceState``,
 no reload and no server round trip); the layout reads it back on load. A link
 whose values the page refused (``Controls.refused``, said on the page) keeps its
-address until a control moves, so what was typed stays in view beside the refusal.
+address until a control moves, so what was typed stays in view beside the
+refusal; the first move takes the notice away with it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ def register(app: Dash, _ctx) -> None:
                 window.__lodvizRefusedShown = true;
                 return window.dash_clientside.no_update;
             }
+            const notice = document.getElementById('url-refused-note');
+            if (notice) notice.remove();  // a control moved: the page no longer shows what the notice says
             const p = new URLSearchParams();
             if (applied && applied.query) p.set('q', applied.query);
             if (applied && applied.exclude) p.set('x', applied.exclude);
