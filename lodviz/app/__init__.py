@@ -108,9 +108,9 @@ def _one_sentence(exc: Exception) -> Any:
 
 
 def access_mode(auth: bool, read_only: bool) -> str:
-    """What the header says about who may do what here."""
+    """What the header says about who may do what here: a label that fits whole, then the sentence (its tooltip)."""
     if read_only:
-        return "Read-only demo: nothing you do here is written."
+        return "Read-only demo|Read-only demo: nothing you do here is written."
     if auth:
         return ""
-    return "Unauthenticated: any local process can act as any agent (lodviz serve --auth)."
+    return "Unauthenticated|Unauthenticated: any local process can act as any agent (lodviz serve --auth)."

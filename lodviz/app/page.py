@@ -485,7 +485,9 @@ def build_layout(mem: Memory, url: str | None, layout_finished: float | None = N
                 [
                     html.Div([html.Span("lod", className="logo-a"), html.Span("viz", className="logo-b")], className="logo"),
                     html.Div(f"{store_name(mem.path)} · {len(mem):,} memories · now {mem.now().strftime('%Y-%m-%d')} ({_clock(mem)})", id=ids.STORE_INFO, className="store-info"),
-                    html.Div(mode, id=ids.ACCESS_MODE, className="access-mode", title=mode) if mode else None,
+                    # A short label that fits the header whole; the sentence on hover and for a screen reader.
+                    html.Div(mode.partition("|")[0], id=ids.ACCESS_MODE, className="access-mode", title=mode.partition("|")[2],
+                             **{"aria-label": mode.partition("|")[2]}) if mode else None,
                     html.Div(id=ids.SYNC_STATUS, className="sync-status"),
                     html.Div(id=ids.COUNTS, className="counts"),
                     html.Button("Present", id=ids.PRESENT, className="btn small present-btn", n_clicks=0,

@@ -174,3 +174,47 @@ def test_presentation_mode_gives_the_scene_the_screen_and_the_query_the_title(si
     sized.keyboard.press("Escape")
     assert eventually(sized, lambda: sized.is_visible(".controls"), 10_000)
     assert scene_width(sized) < 0.9 * width
+
+
+CLIPPED_JS = """
+(sel) => { const el = document.querySelector(sel); if (!el) return null;
+  return {w: el.scrollWidth - el.clientWidth, h: el.scrollHeight - el.clientHeight, shown: el.getBoundingClientRect().width > 0}; }
+"""
+
+
+def header_box(page) -> dict:
+    return page.evaluate("""() => ({header: document.querySelector('.header').getBoundingClientRect().height,
+                                     store: document.querySelector('.store-info').getBoundingClientRect().width})""")
+
+
+def test_the_auth_notice_is_whole_in_every_view(sized, served):
+    url, _ = served
+    open_scene(sized, f"{url}?q={QUERY.replace(' ', '+')}")
+    for view in ("landscape", "present"):
+        if view == "present":
+            sized.click("#present")
+            sized.wait_for_timeout(500)
+        clipped = sized.evaluate(CLIPPED_JS, "#access-mode")
+        assert clipped["shown"] and clipped["w"] <= 0 and clipped["h"] <= 0, (view, clipped)
+        assert "any local process can act as any agent" in sized.get_attribute("#access-mode", "title")
+
+
+def test_a_live_update_message_does_not_grow_the_header_or_squeeze_the_store_name(sized, served):
+    url, mem = served
+    open_scene(sized, url)
+    before = header_box(sized)
+    mem.add("An agent wrote this through MCP while the page was open, with a long enough text to matter.", agent_id="exec-digest")
+    assert eventually(sized, lambda: sized.inner_text("#sync-status").startswith("Updated:"), 20_000)
+    after = header_box(sized)
+    assert after["header"] <= before["header"] + 1 and after["store"] >= before["store"] - 1, (before, after)
+    assert sized.get_attribute("#sync-status > span", "title").startswith("Updated:")  # all of it on hover
+
+
+def test_a_long_token_wraps_inside_the_panel_title(sized, served):
+    url, mem = served
+    token = "https://trials.example.org/" + "x" * 140
+    memory_id = mem.add(f"{token} is where the protocol lives.", agent_id="legal-review")
+    open_scene(sized, f"{url}?m={memory_id}")
+    sized.wait_for_selector("#panel-headline")
+    clipped = sized.evaluate(CLIPPED_JS, "#panel-headline")
+    assert clipped["w"] <= 0, clipped

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from dash import Dash, Input, Output, State, no_update
+from dash import Dash, Input, Output, State, html, no_update
 from dash import ctx as dash_ctx
 
 from lodviz.app import ids
@@ -122,6 +122,6 @@ def register(app: Dash, app_ctx: AppContext) -> None:
             seen,
             new_version if new_version is not None else no_update,
             text,
-            seen["note"] or no_update,
+            html.Span(seen["note"], title=seen["note"]) if seen["note"] else no_update,  # one line in the header; all of it on hover
             seen["audit"] if seen.get("audit") != before else no_update,
         )
