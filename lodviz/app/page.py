@@ -160,11 +160,6 @@ def controls_panel(mem: Memory, c: Controls) -> html.Div:
                 ),
             ),
             _card(
-                "Open a memory",
-                dcc.Input(id=ids.OPEN_MEMORY, type="text", placeholder="#id, or words from its text", className="text-input", n_submit=0, debounce=True),
-                html.Div(id=ids.OPEN_MEMORY_STATUS, className="hint"),
-            ),
-            _card(
                 "Agent & profile",
                 dcc.Dropdown(id=ids.AGENT, options=agent_options(mem), value=c.agent, clearable=False, className="dropdown"),
                 html.Div(
@@ -213,6 +208,12 @@ def controls_panel(mem: Memory, c: Controls) -> html.Div:
                     ],
                     className="now-row",
                 ),
+            ),
+            # Below the scoring card, so that alpha is in view on a 1280x720 screen without scrolling.
+            _card(
+                "Open a memory",
+                dcc.Input(id=ids.OPEN_MEMORY, type="text", placeholder="#id, or words from its text", className="text-input", n_submit=0, debounce=True),
+                html.Div(id=ids.OPEN_MEMORY_STATUS, className="hint"),
             ),
             changes_card(mem, c),
             time_card(mem, c),

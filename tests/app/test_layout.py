@@ -218,3 +218,10 @@ def test_a_long_token_wraps_inside_the_panel_title(sized, served):
     sized.wait_for_selector("#panel-headline")
     clipped = sized.evaluate(CLIPPED_JS, "#panel-headline")
     assert clipped["w"] <= 0, clipped
+
+
+def test_the_alpha_slider_is_in_view_without_scrolling(sized, served):
+    url, _ = served
+    open_scene(sized, url)
+    bottom = sized.evaluate("() => document.querySelector('#alpha').getBoundingClientRect().bottom")
+    assert bottom <= sized.viewport_size["height"] - 8, bottom  # its marks included, above the fold
