@@ -225,3 +225,15 @@ def test_the_alpha_slider_is_in_view_without_scrolling(sized, served):
     open_scene(sized, url)
     bottom = sized.evaluate("() => document.querySelector('#alpha').getBoundingClientRect().bottom")
     assert bottom <= sized.viewport_size["height"] - 8, bottom  # its marks included, above the fold
+
+
+def test_the_time_slider_labels_do_not_overlap(sized, served):
+    url, _ = served
+    open_scene(sized, url)
+    boxes = sized.evaluate("""() => Array.from(document.querySelectorAll('#time-slider [class*=mark]'))
+        .filter(el => el.children.length === 0 && el.textContent.trim())
+        .map(el => { const r = el.getBoundingClientRect(); return {name: el.textContent, left: r.left, top: r.top, right: r.right, bottom: r.bottom}; })""")
+    assert len(boxes) >= 3, boxes
+    boxes.sort(key=lambda b: b["left"])
+    gaps = [b["left"] - a["right"] for a, b in zip(boxes, boxes[1:])]
+    assert min(gaps) >= 12, boxes  # apart at a glance, whatever the font
