@@ -491,6 +491,8 @@ def build_layout(mem: Memory, url: str | None, layout_finished: float | None = N
             dcc.Store(id=ids.SEEN, data={"count": len(mem), "layout": layout_finished, "audit": mem.last_event_id()}),
             dcc.Store(id=ids.AUDIT_VERSION, data=0),
             dcc.Store(id=ids.URL_SINK),
+            # Each agent's budget, for Present's line "legal-review · α 0.50 · an agent search returns ≤ 2,000 tokens".
+            dcc.Store(id=ids.BUDGETS, data={a: mem.profile(None if a == ALL_AGENTS else a).budget for a in [ALL_AGENTS, *agent_names(mem)]}),
             dcc.Store(id=ids.URL_REFUSED, data=bool(c.refused)),
             dcc.Store(id=ids.FLY_SINK),
             dcc.Store(id=ids.PRESET_TARGET),
@@ -525,6 +527,7 @@ def build_layout(mem: Memory, url: str | None, layout_finished: float | None = N
                                 html.Div(
                                     [
                                         html.Div(id=ids.PRESENT_TITLE, className="present-title"),
+                                        html.Div(id=ids.PRESENT_SUB, className="present-sub"),
                                         html.Div(
                                             [html.Div(id=ids.REPLAY_BANNER, className="replay-text"),
                                              html.Button("Leave the replay", id=ids.REPLAY_LEAVE, className="btn small", n_clicks=0)],

@@ -237,3 +237,16 @@ def test_the_time_slider_labels_do_not_overlap(sized, served):
     boxes.sort(key=lambda b: b["left"])
     gaps = [b["left"] - a["right"] for a, b in zip(boxes, boxes[1:])]
     assert min(gaps) >= 12, boxes  # apart at a glance, whatever the font
+
+
+def test_present_mode_says_whose_memory_at_which_alpha_and_what_a_search_returns(sized, served):
+    url, mem = served
+    open_scene(sized, f"{url}?q={QUERY.replace(' ', '+')}&agent=legal-review")
+    sized.click("#present")
+    profile = mem.profile("legal-review")
+    expected = f"legal-review · α {profile.alpha:.2f} · a search returns at most {profile.budget:,} tokens"
+    assert eventually(sized, lambda: sized.inner_text("#present-sub") == expected, 10_000), sized.inner_text("#present-sub")
+    sub_px = float(sized.evaluate("() => parseFloat(getComputedStyle(document.querySelector('#present-sub')).fontSize)"))
+    assert sub_px >= 20  # readable across a room
+    sized.keyboard.press("Escape")
+    assert eventually(sized, lambda: not sized.is_visible("#present-sub"), 10_000)

@@ -1,4 +1,5 @@
-"""Presentation mode: the scene full screen, large type, the query and the counts as a title.
+"""Presentation mode: the scene full screen, large type, the query as a title and, under it, the agent,
+alpha and what one of its searches returns.
 
 Everything happens in the browser: a class on the page's root switches the
 layout (``style.css``, ``.app.presenting``), and the title follows the query
@@ -43,4 +44,22 @@ def register(app: Dash, _ctx) -> None:
         """,
         Output(ids.PRESENT_TITLE, "children"),
         Input(ids.APPLIED, "data"),
+    )
+
+    # Under the title, for the room: whose memory, at which alpha, and what one of its searches may return.
+    app.clientside_callback(
+        """
+        function(agent, alpha, budgets) {
+            const all = !agent || agent === '__all__';
+            const budget = (budgets || {})[agent || '__all__'];
+            const who = all ? 'All agents' : agent;
+            const reads = budget ? 'a search returns at most ' + budget.toLocaleString('en-US') + ' tokens'
+                                 : 'a search returns the whole landscape';
+            return who + ' · α ' + Number(alpha).toFixed(2) + ' · ' + reads;
+        }
+        """,
+        Output(ids.PRESENT_SUB, "children"),
+        Input(ids.AGENT, "value"),
+        Input(ids.ALPHA, "value"),
+        State(ids.BUDGETS, "data"),
     )
