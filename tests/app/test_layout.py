@@ -248,5 +248,8 @@ def test_present_mode_says_whose_memory_at_which_alpha_and_what_a_search_returns
     assert eventually(sized, lambda: sized.inner_text("#present-sub") == expected, 10_000), sized.inner_text("#present-sub")
     sub_px = float(sized.evaluate("() => parseFloat(getComputedStyle(document.querySelector('#present-sub')).fontSize)"))
     assert sub_px >= 20  # readable across a room
+    leave = sized.evaluate("""() => { const b = document.querySelector('#present'); const r = b.getBoundingClientRect();
+        return {right: r.right, cut: b.scrollWidth - b.clientWidth}; }""")
+    assert leave["right"] <= sized.viewport_size["width"] and leave["cut"] <= 0, leave  # the way out stays on screen, whole
     sized.keyboard.press("Escape")
     assert eventually(sized, lambda: not sized.is_visible("#present-sub"), 10_000)
