@@ -15,7 +15,6 @@ ones, in blocks), so meant for stores of up to some hundred thousand memories.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from datetime import UTC
 
 import numpy as np
 
@@ -47,7 +46,7 @@ def scan(
             others = [(int(state.ids[c]), s) for c, s in cs if int(state.ids[c]) in records]
             if me is None or not others:
                 continue
-            reasons = rules.judge(_written(me), [(_written(records[o]), s) for o, s in others])
+            reasons = rules.judge(rules.Written.of(me), [(rules.Written.of(records[o]), s) for o, s in others])
             links.extend(ConflictLink(at, others[i][0], others[i][1], reason) for i, reason in sorted(reasons.items()))
         for link in rules.strongest(links):
             found.append((int(state.ids[block[link.index]]), link.other, float(link.similarity), link.reason))
@@ -74,10 +73,6 @@ def _candidates(
         row = np.where(earlier, similar[i], -1.0)
         out.append([(int(j), s) for _, j, s in rules.most_similar(row[None, :])])
     return out
-
-
-def _written(record: MemoryRecord) -> rules.Written:
-    return rules.Written(record.text, record.kind, record.created_at.astimezone(UTC).date())
 
 
 __all__ = ["scan", "BLOCK"]

@@ -45,9 +45,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import UTC, date, datetime
 from functools import lru_cache
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -474,6 +474,12 @@ class Written:
     kind: str
     day: date
 
+    @classmethod
+    def of(cls, record: Any) -> Written:
+        """A stored record or a write's input (``text``, ``kind``, ``created_at``; none: written now)."""
+        when = record.created_at or datetime.now(UTC)
+        return cls(record.text, record.kind, when.astimezone(UTC).date())
+
 
 def judge(subject: Written, others: Sequence[tuple[Written, float]]) -> dict[int, str]:
     """Which of ``others`` (memories about the same subject, each with its similarity) conflict with
@@ -514,13 +520,6 @@ def subject_similarity(
     return best
 
 
-def close_pairs(new_vectors: np.ndarray, old_vectors: np.ndarray, limit: int = CANDIDATES) -> list[tuple[int, int, float]]:
-    """(new index, old index, similarity) of each new vector's most similar old ones at ``SIMILAR`` or more."""
-    if len(new_vectors) == 0 or len(old_vectors) == 0:
-        return []
-    return most_similar(new_vectors @ old_vectors.T, limit)
-
-
 def most_similar(similarity: np.ndarray, limit: int = CANDIDATES) -> list[tuple[int, int, float]]:
     """(row, column, similarity) of each row's ``limit`` most similar columns at ``SIMILAR`` or more."""
     out: list[tuple[int, int, float]] = []
@@ -548,6 +547,6 @@ def strongest(links: Iterable[ConflictLink], limit: int = MAX_LINKS) -> list[Con
 
 
 __all__ = [
-    "Claims", "Fact", "Written", "claims", "commitment", "find", "judge", "subject_similarity", "close_pairs", "most_similar", "strongest",
+    "Claims", "Fact", "Written", "claims", "commitment", "find", "judge", "subject_similarity", "most_similar", "strongest",
     "OBSERVATIONS", "SIMILAR", "CANDIDATES", "MAX_LINKS",
 ]

@@ -107,10 +107,10 @@ def _one_sentence(exc: Exception) -> Any:
     return flask.jsonify(error=str(exc)), status
 
 
-def access_mode(auth: bool, read_only: bool) -> str:
-    """What the header says about who may do what here: a label that fits whole, then the sentence (its tooltip)."""
+def access_mode(auth: bool, read_only: bool) -> tuple[str, str] | None:
+    """What the header says about who may do what here: a label that fits whole, and the sentence (its tooltip)."""
     if read_only:
-        return "Read-only demo|Read-only demo: nothing you do here is written."
+        return "Read-only demo", "Read-only demo: nothing you do here is written."
     if auth:
-        return ""
-    return "Unauthenticated|Unauthenticated: any local process can act as any agent (lodviz serve --auth)."
+        return None
+    return "Unauthenticated", "Unauthenticated: any local process can act as any agent (lodviz serve --auth)."

@@ -471,7 +471,7 @@ def evidence_tab(mem: Memory) -> html.Div:
     )
 
 
-def build_layout(mem: Memory, url: str | None, layout_finished: float | None = None, mode: str = "") -> html.Div:
+def build_layout(mem: Memory, url: str | None, layout_finished: float | None = None, mode: tuple[str, str] | None = None) -> html.Div:
     """The page for ``url``; ``layout_finished`` is when the map was last updated, which the page already shows."""
     c = Controls.from_url(url, mem)
     applied = {"query": c.query.strip(), "exclude": c.exclude}
@@ -502,8 +502,7 @@ def build_layout(mem: Memory, url: str | None, layout_finished: float | None = N
                     html.Div([html.Span("lod", className="logo-a"), html.Span("viz", className="logo-b")], className="logo"),
                     html.Div(f"{store_name(mem.path)} · {len(mem):,} memories · now {mem.now().strftime('%Y-%m-%d')} ({_clock(mem)})", id=ids.STORE_INFO, className="store-info"),
                     # A short label that fits the header whole; the sentence on hover.
-                    html.Div(mode.partition("|")[0], id=ids.ACCESS_MODE, className="access-mode", title=mode.partition("|")[2])
-                    if mode else None,
+                    html.Div(mode[0], id=ids.ACCESS_MODE, className="access-mode", title=mode[1]) if mode else None,
                     html.Div(id=ids.SYNC_STATUS, className="sync-status"),
                     html.Div(id=ids.COUNTS, className="counts"),
                     html.Button("Present", id=ids.PRESENT, className="btn small present-btn", n_clicks=0,

@@ -9,7 +9,7 @@ whose content hash is new and hands the rows to its store in one transaction.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 
 import numpy as np
 
@@ -155,24 +155,15 @@ def conflict_links(
     links: list[ConflictLink] = []
     for index, found in sorted(candidates.items()):
         others = [
-            (other, sim, is_new, _written(records[other]) if is_new else _written(old_records[other]))
+            (other, sim, is_new, conflict_rules.Written.of(records[other] if is_new else old_records[other]))
             for other, sim, is_new in found
             if is_new or other in old_records
         ]
-        reasons = conflict_rules.judge(_written(records[index]), [(written, sim) for _, sim, _, written in others])
+        reasons = conflict_rules.judge(conflict_rules.Written.of(records[index]), [(written, sim) for _, sim, _, written in others])
         for at, reason in sorted(reasons.items()):
             other, sim, is_new, _ = others[at]
             links.append(ConflictLink(index, other, sim, reason, other_is_new=is_new))
     return links
-
-
-def _written(record: MemoryInput | MemoryRecord) -> conflict_rules.Written:
-    return conflict_rules.Written(record.text, record.kind, _day(record.created_at))
-
-
-def _day(when: datetime | None) -> date:
-    """The day a memory was written (a record without a time is written now)."""
-    return (when or datetime.now(UTC)).astimezone(UTC).date()
 
 
 __all__ = ["prepare", "texts_to_embed", "embed_passages", "conflict_links"]
