@@ -64,6 +64,8 @@ SERVER_TARGET_MS = 50.0  # the server's part of a move at 100k
 SERVER_TARGET_SIZE = 100_000
 FIRST_PAINT_TARGET_S = 5.0  # first paint of the sample store
 MOVE_ABSOLUTE_TARGET_S = 1.0  # a slider move at 1M in headless Chromium
+LINK_RATIO_TARGET = 1.5  # a query link's first paint (settled) <= 1.5x a no-query one (issue 32)
+LONG_TASK_TARGET_MS = 200.0  # no main-thread task longer during a move with the result list shown (issue 32)
 
 
 
@@ -169,18 +171,14 @@ def encode_response(outputs: tuple[Any, ...]) -> str:
     """The callback's response body, encoded as Dash encodes it (``dash._utils.to_json``)."""
     from dash._utils import to_json
 
-    figure, counts, note, legend = outputs
-    return to_json(
-        {
-            "multi": True,
-            "response": {
-                "scene": {"figure": figure},
-                "counts": {"children": counts},
-                "scene-note": {"children": note},
-                "legend-colours": {"children": legend},
-            },
-        }
-    )
+    from lodviz.app import ids
+
+    # The render callback's outputs, in its order (``lodviz.app.callbacks.scoring.register``).
+    names = [(ids.SCENE, "figure"), (ids.COUNTS, "children"), (ids.SCENE_NOTE, "children"), (ids.LEGEND_COLOURS, "children"),
+             (ids.CHANGE_COUNTS, "children"), (ids.CHANGES, "children")]
+    if len(outputs) != len(names):
+        raise ValueError(f"render() returned {len(outputs)} outputs; this benchmark encodes {len(names)}")
+    return to_json({"multi": True, "response": {c: {prop: value} for (c, prop), value in zip(names, outputs)}})
 
 
 def server_part(app_ctx: Any, query: str | None, reps: int, full_reps: int) -> dict[str, Any]:
@@ -254,6 +252,7 @@ def server_part(app_ctx: Any, query: str | None, reps: int, full_reps: int) -> d
 
 FIRST_PAINT_JS = """() => ({
   fp: window.__bench.firstPaint,
+  settled: window.__bench.firstSettled,
   detail: window.__bench.firstPaintDetail,
   note: document.querySelector('#scene-note').innerText,
   counts: document.querySelector('#counts').innerText,
@@ -261,6 +260,7 @@ FIRST_PAINT_JS = """() => ({
 
 
 FIRST_PAINTED = "() => window.__bench && window.__bench.firstPaint !== null"
+FIRST_SETTLED = "() => window.__bench && window.__bench.firstSettled !== null"
 
 
 def bench_page(browser: Any) -> tuple[Any, Any, list[str]]:
@@ -283,9 +283,11 @@ def first_paint(browser: Any, url: str, timeout_s: float) -> dict[str, Any]:
         page.goto(url, timeout=timeout_s * 1000)
         page.wait_for_function(FIRST_PAINTED, timeout=timeout_s * 1000, polling=100)
         wall = time.perf_counter() - start
+        page.wait_for_function(FIRST_SETTLED, timeout=timeout_s * 1000, polling=100)
         got = page.evaluate(FIRST_PAINT_JS)
         return {
             "ms": got["fp"],
+            "settled_ms": got["settled"],
             **{k: v for k, v in got["detail"].items() if k != "points"},
             "wall_ms": wall * 1000,
             "points": got["detail"]["points"],
@@ -346,13 +348,17 @@ def moves(browser: Any, url: str, pairs: int, warmup: int, slider: str, timeout_
     def series(rows: list[dict[str, Any]], a: str, b: str) -> dict[str, Any]:
         return summary([(r[b] - r[a]) / 1000 for r in rows if r.get(a) is not None and r.get(b) is not None])
 
-    slider_total = series(slider_rows, "start", "end")
+    # A move is done when the page has settled (the panel and the lists too), not when the scene alone is drawn.
+    slider_total = series(slider_rows, "start", "settled")
     camera_total = series(camera_rows, "start", "end")
+    tasks = [r["longest_task"] for r in slider_rows if r.get("longest_task") is not None]
     out = {
         "slider": slider,
         "pairs": len(camera_rows),
         "points": camera_rows[-1]["points"] if camera_rows else None,
         "slider_move": slider_total,
+        "slider_scene_repainted": series(slider_rows, "start", "end"),
+        "longest_task_ms": {"p50": float(np.median(tasks)), "max": float(max(tasks))} if tasks else None,
         "camera_move": camera_total,
         # slider move = key press -> response received (server and network), then the repaint
         "slider_to_response": series(slider_rows, "start", "response_end"),
@@ -365,7 +371,7 @@ def moves(browser: Any, url: str, pairs: int, warmup: int, slider: str, timeout_
     if slider_total.get("n") and camera_total.get("n"):
         out["ratio_p50"] = slider_total["p50_ms"] / camera_total["p50_ms"]
         out["ratio_p95"] = slider_total["p95_ms"] / camera_total["p95_ms"]
-        paired = [s["end"] - s["start"] for s in slider_rows]
+        paired = [s["settled"] - s["start"] for s in slider_rows]
         cams = [c["end"] - c["start"] for c in camera_rows]
         out["paired_ratio_p50"] = float(np.median(np.array(paired[: len(cams)]) / np.array(cams[: len(paired)])))
     return out
@@ -385,6 +391,27 @@ def cold_first_paint(app: Any, timeout_s: float) -> dict[str, Any]:
             browser.close()
 
 
+def page_states(mem: Any, query: str) -> list[tuple[str, dict[str, str]]]:
+    """The page's states a move is timed in, each as the link that opens it (issue 32: every panel state).
+
+    A search is made on record (budgeted, as an agent's) so that a replay has one
+    to rebuild; it touches nothing. "what changed" opens with alpha away from the
+    profile's, so the scene carries its marks and the panel its lists.
+    """
+    mem.search(query, budget_tokens="default", touch=False)
+    event = mem.audit(actions=["search"], limit=1)[0]
+    top = mem.search(query, touch=False, record=False, budget_tokens="default").items[0].id
+    alpha = mem.profile(None).alpha
+    moved = f"{alpha - 0.3 if alpha > 0.5 else alpha + 0.3:.2f}"
+    return [
+        ("nothing open", {}),
+        ("result list", {"q": query}),
+        ("memory open", {"q": query, "m": str(top)}),
+        ("what changed", {"q": query, "alpha": moved}),
+        ("replay", {"replay": str(event.id)}),
+    ]
+
+
 def browser_part(app: Any, cfg: dict[str, Any], drawn: dict[str, int]) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
@@ -394,11 +421,12 @@ def browser_part(app: Any, cfg: dict[str, Any], drawn: dict[str, int]) -> dict[s
     with serving(app) as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            for name, query in (("no query", None), ("query", cfg["query"])):
-                page_url = url + ("?" + urlencode({"q": query}) if query else "")
-                if drawn[name] > cfg["max_points"]:
-                    out[name] = {"skipped": f"the scene would draw {drawn[name]:,} points (more than --max-points {cfg['max_points']:,})"}
-                    log(f"    {name}: skipped, {drawn[name]:,} points to draw")
+            for name, link in cfg["states"]:
+                page_url = url + ("?" + urlencode(link) if link else "")
+                points = drawn["query" if "q" in link or "replay" in link else "no query"]
+                if points > cfg["max_points"]:
+                    out[name] = {"skipped": f"the scene would draw {points:,} points (more than --max-points {cfg['max_points']:,})"}
+                    log(f"    {name}: skipped, {points:,} points to draw")
                     continue
                 scenario: dict[str, Any] = {"first_paint": []}
                 try:
@@ -406,13 +434,17 @@ def browser_part(app: Any, cfg: dict[str, Any], drawn: dict[str, int]) -> dict[s
                         scenario["first_paint"].append(first_paint(browser, page_url, cfg["timeout_s"]))
                     paints = [f["ms"] for f in scenario["first_paint"]]
                     scenario["first_paint_ms"] = {"p50": float(np.median(paints)), "min": min(paints), "max": max(paints)}
-                    log(f"    {name}: first paint {scenario['first_paint_ms']['p50'] / 1000:.2f} s ({scenario['first_paint'][0]['points']:,} points)")
+                    settled = [f["settled_ms"] for f in scenario["first_paint"]]
+                    scenario["first_settled_ms"] = {"p50": float(np.median(settled)), "min": min(settled), "max": max(settled)}
+                    log(f"    {name}: first paint {scenario['first_paint_ms']['p50'] / 1000:.2f} s, settled "
+                        f"{scenario['first_settled_ms']['p50'] / 1000:.2f} s ({scenario['first_paint'][0]['points']:,} points)")
                     if cfg["pairs"]:
-                        slider = "alpha" if query else "lambda"
+                        slider = "alpha" if link else "lambda"
                         scenario["moves"] = moves(browser, page_url, cfg["pairs"], cfg["warmup"], slider, cfg["timeout_s"], cfg["move_budget_s"])
                         m = scenario["moves"]
                         log(
-                            f"    {name}: slider move p50 {m['slider_move'].get('p50_ms', float('nan')):.0f} ms, "
+                            f"    {name}: slider move p50 {m['slider_move'].get('p50_ms', float('nan')):.0f} ms "
+                            f"(longest task {(m.get('longest_task_ms') or {}).get('max', float('nan')):.0f} ms), "
                             f"camera move p50 {m['camera_move'].get('p50_ms', float('nan')):.0f} ms, "
                             f"ratio {m.get('ratio_p50', float('nan')):.2f} ({m['pairs']} pairs)"
                         )
@@ -452,7 +484,7 @@ def measure_synthetic(path: str, n: int, seed: int, cfg: dict[str, Any]) -> dict
             )
             gc.collect()
         drawn = {name: s["drawn"] for name, s in result["server"].items()}
-        result["browser"] = browser_part(app, {**cfg, "query": QUERY}, drawn)
+        result["browser"] = browser_part(app, {**cfg, "states": page_states(mem, QUERY)}, drawn)
         result["peak_rss_gib"] = gib(peak_rss_bytes())
         return result
     finally:
@@ -481,7 +513,7 @@ def measure_sample(cfg: dict[str, Any]) -> dict[str, Any]:
             for name, query in (("no query", None), ("query", SAMPLE_QUERY)):
                 result["server"][name] = server_part(app_ctx, query, cfg["server_reps"], cfg["full_reps"])
             drawn = {name: s["drawn"] for name, s in result["server"].items()}
-            result["browser"] = browser_part(app, {**cfg, "query": SAMPLE_QUERY}, drawn)
+            result["browser"] = browser_part(app, {**cfg, "states": page_states(mem, SAMPLE_QUERY)}, drawn)
             return result
         finally:
             mem.close()
@@ -498,23 +530,26 @@ def _ms(stats: dict[str, Any] | None, key: str = "p50_ms") -> str:
     return f"{stats[key]:,.0f}"
 
 
+def _state_view(state: str) -> str:
+    """The server-side view a page state rescored ("no query" or "query")."""
+    return "no query" if state == "nothing open" else "query"
+
+
 def table(result: dict[str, Any]) -> str:
+    """One line per store and page state: a slider move to the settled page against a camera move."""
     head = (
-        "| store | view | drawn | first paint s | slider move p50 / p95 ms | camera move p50 / p95 ms "
-        "| ratio p50 / p95 | server p50 / p95 ms | bytes per move |\n"
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+        "| store | page state | drawn | first paint s | settled s | slider move p50 / p95 ms | scene repainted p50 ms "
+        "| camera move p50 / p95 ms | ratio p50 / p95 | longest task max ms | bytes per move |\n"
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     )
     lines = [head]
     entries = [(f"{m['rows']:,}", m) for m in result["sizes"]]
     if result.get("sample"):
         entries.append((f"sample ({result['sample']['rows']:,})", result["sample"]))
     for label, m in entries:
-        for view in ("no query", "query"):
-            s = m["server"].get(view)
-            if s is None:
-                continue
-            b = m.get("browser", {}).get(view, {})
-            fp = b.get("first_paint_ms")
+        for state, b in m.get("browser", {}).items():
+            s = m["server"].get(_state_view(state)) or m["server"].get(state)
+            fp, settled = b.get("first_paint_ms"), b.get("first_settled_ms")
             mv = b.get("moves", {})
             if "skipped" in b:
                 paint = "skipped"
@@ -523,11 +558,13 @@ def table(result: dict[str, Any]) -> str:
             else:
                 paint = f"{fp['p50'] / 1000:.2f}" if fp else "-"
             ratio = f"{mv['ratio_p50']:.2f} / {mv['ratio_p95']:.2f}" if mv.get("ratio_p50") else "-"
+            longest = (mv.get("longest_task_ms") or {}).get("max")
+            settle = f"{settled['p50'] / 1000:.2f}" if settled else "-"
             lines.append(
-                f"| {label} | {view} | {s['drawn']:,} of {s['total']:,} | {paint} "
-                f"| {_ms(mv.get('slider_move'))} / {_ms(mv.get('slider_move'), 'p95_ms')} "
+                f"| {label} | {state} | {s['drawn']:,} of {s['total']:,} | {paint} | {settle} "
+                f"| {_ms(mv.get('slider_move'))} / {_ms(mv.get('slider_move'), 'p95_ms')} | {_ms(mv.get('slider_scene_repainted'))} "
                 f"| {_ms(mv.get('camera_move'))} / {_ms(mv.get('camera_move'), 'p95_ms')} | {ratio} "
-                f"| {s['move']['total']['p50_ms']:.1f} / {s['move']['total']['p95_ms']:.1f} | {s['move']['bytes']:,} |"
+                f"| {'-' if longest is None else f'{longest:,.0f}'} | {mv.get('response_bytes') or '-'} |"
             )
     return "\n".join(lines)
 
@@ -556,7 +593,7 @@ def details(result: dict[str, Any]) -> str:
                 f"| {s['breakdown']['compute_view']['p50_ms']:.1f} | {s['breakdown']['patch_figure']['p50_ms']:.1f} "
                 f"| {s['figure']['total']['p50_ms'] / 1000:.2f} | {s['figure']['bytes'] / 1e6:.1f} |"
             )
-            b = m.get("browser", {}).get(view, {})
+        for view, b in m.get("browser", {}).items():
             mv = b.get("moves")
             if mv and mv["slider_move"].get("n"):
                 moves_t.append(
@@ -607,17 +644,29 @@ def targets(result: dict[str, Any]) -> dict[str, Any]:
                 for view, s in at["server"].items()
             },
         }
+    links, tasks = {}, {}
+    for m in result["sizes"] + ([result["sample"]] if result.get("sample") else []):
+        bare = m.get("browser", {}).get("nothing open", {}).get("first_settled_ms")
+        linked = m.get("browser", {}).get("result list", {}).get("first_settled_ms")
+        if bare and linked:
+            ratio = linked["p50"] / bare["p50"]
+            links[str(m["rows"])] = {"ratio_p50": ratio, "met": ratio <= LINK_RATIO_TARGET}
+        longest = (m.get("browser", {}).get("result list", {}).get("moves", {}).get("longest_task_ms") or {}).get("max")
+        if longest is not None:
+            tasks[str(m["rows"])] = {"max_ms": longest, "met": longest <= LONG_TASK_TARGET_MS}
+    out["query_link_first_paint"] = {"target_ratio": LINK_RATIO_TARGET, "cases": links}
+    out["longest_task_result_list"] = {"target_ms": LONG_TASK_TARGET_MS, "cases": tasks}
     if result.get("sample"):
-        fp = result["sample"]["browser"].get("no query", {}).get("first_paint_ms")
+        fp = result["sample"]["browser"].get("nothing open", {}).get("first_paint_ms")
         out["sample_first_paint"] = {"target_s": FIRST_PAINT_TARGET_S, "p50_s": fp["p50"] / 1000 if fp else None,
                                      "met": bool(fp and fp["p50"] / 1000 < FIRST_PAINT_TARGET_S)}
     big = max(result["sizes"], key=lambda m: m["rows"], default=None)
     if big and big["rows"] >= 1_000_000:
         cases = {}
-        for view in ("no query", "query"):
+        for view in ("nothing open", "result list"):
             b = big.get("browser", {}).get(view, {})
             mv = b.get("moves", {}).get("slider_move", {})
-            s = big["server"].get(view)
+            s = big["server"].get(_state_view(view))
             cases[view] = {
                 "p50_ms": mv.get("p50_ms"),
                 "p95_ms": mv.get("p95_ms"),
@@ -728,6 +777,11 @@ def targets_text(t: dict[str, Any]) -> str:
             lines.append(f"slider move <= {MOVE_RATIO_TARGET}x camera move, {case}: not measured ({r['why']})")
     for view, r in (t.get("server_100k") or {}).get("cases", {}).items():
         lines.append(f"server part < {SERVER_TARGET_MS:.0f} ms at 100k, {view}: p50 {r['p50_ms']:.1f} ms, p95 {r['p95_ms']:.1f} ms  {'met' if r['met_p50'] else 'NOT met'}")
+    for rows, r in (t.get("query_link_first_paint") or {}).get("cases", {}).items():
+        lines.append(f"query link first paint <= {LINK_RATIO_TARGET}x a no-query one, {rows}: {r['ratio_p50']:.2f}x  {'met' if r['met'] else 'NOT met'}")
+    for rows, r in (t.get("longest_task_result_list") or {}).get("cases", {}).items():
+        lines.append(f"no task over {LONG_TASK_TARGET_MS:.0f} ms during a move with the result list, {rows}: longest {r['max_ms']:.0f} ms  "
+                     f"{'met' if r['met'] else 'NOT met'}")
     if t.get("sample_first_paint"):
         r = t["sample_first_paint"]
         lines.append(f"sample store first paint < {FIRST_PAINT_TARGET_S:.0f} s: {r['p50_s']:.2f} s  {'met' if r['met'] else 'NOT met'}" if r["p50_s"] else "sample store first paint: not measured")

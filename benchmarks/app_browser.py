@@ -35,7 +35,7 @@ INIT_JS = r"""
 (() => {
   const TRACES = %(traces)s;
   performance.setResourceTimingBufferSize(5000);
-  const bench = window.__bench = {firstPaint: null, firstPaintDetail: null, keydownAt: null, afterplots: 0};
+  const bench = window.__bench = {firstPaint: null, firstSettled: null, firstPaintDetail: null, keydownAt: null, afterplots: 0};
   const gd = () => document.querySelector('#scene .js-plotly-plot');
   const points = (g) => {
     if (!g || !g._fullData) return -1;
@@ -64,6 +64,45 @@ INIT_JS = r"""
   };
   window.addEventListener('keydown', () => { bench.keydownAt = performance.now(); }, true);
 
+  // The page is "settled" when no callback the page is waiting on is in flight
+  // (the status poll, which runs every 2 s whatever happens, does not count)
+  // and two animation frames have passed since the last answer was applied:
+  // the result list and the panel are on screen, not only the scene.
+  bench.inflight = 0;
+  const fetch0 = window.fetch;
+  window.fetch = function (input, init) {
+    const url = typeof input === 'string' ? input : (input && input.url) || '';
+    const body = init && typeof init.body === 'string' ? init.body : '';
+    const counted = url.includes('_dash-update-component') && !body.includes('"id":"%(poll)s"');
+    if (!counted) return fetch0.apply(this, arguments);
+    bench.inflight += 1;
+    const done = () => { bench.inflight -= 1; bench.lastAnswerAt = performance.now(); };
+    return fetch0.apply(this, arguments).then((r) => { r.clone().text().then(done, done); return r; }, (e) => { done(); throw e; });
+  };
+  bench.settled = () => new Promise((resolve) => {
+    let quiet = 0;
+    const step = () => {
+      if (bench.inflight > 0) { quiet = 0; requestAnimationFrame(step); return; }
+      quiet += 1;
+      if (quiet < 3) { requestAnimationFrame(step); return; }
+      bench.sync();
+      resolve(performance.now());
+    };
+    requestAnimationFrame(step);
+  });
+  // Chromium's long-task timing: every main-thread task over 50 ms.
+  bench.longtasks = [];
+  try {
+    new PerformanceObserver((list) => { for (const e of list.getEntries()) bench.longtasks.push([e.startTime, e.duration]); })
+      .observe({type: 'longtask', buffered: true});
+  } catch (e) { bench.longtasks = null; }
+  bench.longestTask = (from, to) => {
+    if (!bench.longtasks) return null;
+    let most = 0;
+    for (const [at, d] of bench.longtasks) { if (at + d >= from && at <= to) most = Math.max(most, d); }
+    return most;
+  };
+
   // First paint: the first Plotly.react / newPlot of a figure with memory points
   // (its promise settles right after plotly_afterplot), with the counts shown.
   // Plotly.react is wrapped as soon as plotly.min.js has run: a capturing
@@ -79,6 +118,7 @@ INIT_JS = r"""
       if (!countsShown()) { requestAnimationFrame(finish); return; }
       bench.sync();
       bench.firstPaint = performance.now();
+      bench.settled().then((t) => { bench.firstSettled = t; });
       const entries = performance.getEntriesByType('resource');
       const end = (pred) => { const e = entries.filter(pred); return e.length ? Math.max(...e.map((x) => x.responseEnd)) : null; };
       const updates = entries.filter((e) => e.name.includes('_dash-update-component'));
@@ -147,13 +187,14 @@ INIT_JS = r"""
         if (now.length === before.length && now.every((z, i) => z === before[i])) return;
         const afterplotAt = performance.now();
         g.removeListener('plotly_afterplot', handler);
-        bench.repainted().then((t1) => {
+        bench.repainted().then((t1) => bench.settled().then((t2) => [t1, t2])).then(([t1, t2]) => {
           const calls = performance.getEntriesByType('resource').filter(
             (e) => e.name.includes('_dash-update-component') && e.startTime >= since);
           // The render callback's response is the largest (the 2 s status poll also calls the server).
           const last = calls.length ? calls.reduce((a, b) => ((b.encodedBodySize || 0) > (a.encodedBodySize || 0) ? b : a)) : null;
           resolve({
-            start: bench.keydownAt, afterplot: afterplotAt, end: t1, points: points(g),
+            start: bench.keydownAt, afterplot: afterplotAt, end: t1, settled: t2, points: points(g),
+            longest_task: bench.longestTask(bench.keydownAt, t2),
             request_start: last ? last.requestStart : null,
             response_end: last ? last.responseEnd : null,
             response_bytes: last ? (last.encodedBodySize || last.transferSize) : null,
@@ -172,4 +213,6 @@ INIT_JS = r"""
 def init_script() -> str:
     import json
 
-    return INIT_JS % {"traces": json.dumps(list(MEMORY_TRACES))}
+    from lodviz.app import ids
+
+    return INIT_JS % {"traces": json.dumps(list(MEMORY_TRACES)), "poll": ids.POLL}

@@ -339,14 +339,23 @@ class Memory:
     def compare(
         self, before: Params, after: Params, query: str | None = None, *, agent_id: str | None = None,
         now: datetime | str | None = None, exclude: Sequence[str] = (), as_of: history.Moment | datetime | str | None = None,
+        budget_tokens: BudgetArg = None,
     ) -> TierChanges:
         """The memories a move from settings ``before`` to ``after`` changes the tier of (up, down, in, out).
 
         Tiers are those a search returns (OUT beyond the k candidates), for
         the same query, agent, now and moment; nothing is touched or audited.
+        With a query and ``budget_tokens``, those a search returns within that
+        budget (what the agent receives).
         """
         a = self.landscape(query, agent_id=agent_id, params=before, now=now, exclude=exclude, as_of=as_of)
         b = self.landscape(query, agent_id=agent_id, params=after, now=now, exclude=exclude, as_of=as_of)
+        if query and budget_tokens is not None:
+            def received(params: Params) -> np.ndarray:
+                found = self.search(query, agent_id=agent_id, params=params, now=now if now is not None else a.now, exclude=exclude,
+                                    budget_tokens=budget_tokens, touch=False, record=False, as_of=as_of)
+                return found.tiers_of(a.state.ids)
+            return tier_changes(a.state.ids, received(before), received(after))
         return tier_changes(a.state.ids, a.returned_tiers(), b.returned_tiers())
 
     def past_search(self, event_id: int) -> tuple[AuditEvent, Params]:

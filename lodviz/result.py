@@ -347,6 +347,19 @@ class Result:
     def by_tier(self, tier: Tier) -> list[Hit]:
         return [item for item in self.items if item.tier == tier]
 
+    def tiers_of(self, ids: np.ndarray) -> np.ndarray:
+        """The tier this result gives each of ``ids`` (sorted ascending), OUT for those it does not hold."""
+        ids = np.asarray(ids, dtype=np.int64)
+        tiers = np.full(len(ids), int(Tier.OUT), dtype=np.int8)
+        for name, got in self.returned.items():
+            if not got or not len(ids):
+                continue
+            wanted = np.asarray(got, dtype=np.int64)
+            rows = np.minimum(np.searchsorted(ids, wanted), len(ids) - 1)
+            found = ids[rows] == wanted
+            tiers[rows[found]] = int(Tier.parse(name))
+        return tiers
+
     def render(self) -> str:
         """The text an agent reads (see the module docstring)."""
         return render_items(self.mode, self.items, self.exclude, self.budget_tokens)

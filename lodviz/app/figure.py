@@ -34,8 +34,10 @@ TEXT = "#c9d3e6"
 
 TRACE = {
     "terraces": 0, "faint": 4, "memories": 5, "terrain": 6, "lines": 7, "camera": 8, "conflicts": 9, "recent": 10,
-    "returned": 11, "changed": 12,
+    "returned": 11, "changed": 12, "unbudgeted": 13,
 }
+#: The quieter mark: where a memory the budget lowered sits without the budget.
+UNBUDGETED_OPACITY = 0.3
 RECENT_COLOUR = "#ffffff"
 #: A replayed search's answer: what the agent received then.
 RETURNED_COLOUR = "#f472d0"
@@ -97,7 +99,7 @@ def colours(view: View, mode: str, rows: np.ndarray) -> dict[str, Any]:
             "legend": [("new", "#0d0887"), ("months", "#cc4778"), ("2 years+", "#f0f921")],
         }
     return {
-        "color": view.land.scored.tier[rows].astype(float) + 0.5,
+        "color": view.tier[rows].astype(float) + 0.5,
         "colorscale": _tier_colorscale(),
         "cmin": 0,
         "cmax": 4,
@@ -340,6 +342,7 @@ def build_figure(view: View, headlines: Mapping[int, Label | str], *, color_mode
         )
     )
     fig.add_trace(go.Scatter3d(**_changed(view), mode="markers", hovertemplate="%{hovertext}<extra></extra>", name="changed tier"))
+    fig.add_trace(go.Scatter3d(**_unbudgeted(view), mode="markers", hovertemplate="%{hovertext}<extra></extra>", name="without the budget"))
     x0, x1, y0, y1 = _bounds(view)
     axis = {
         "backgroundcolor": BACKGROUND,
@@ -431,11 +434,11 @@ def _changed(view: View) -> dict[str, Any]:
         return {"x": [], "y": [], "z": [], "customdata": [], "hovertext": [], "marker": {"size": 9, "color": [], "symbol": "square-open"}}
     ids = view.land.state.ids[rows]
     before = dict(zip(view.changes.ids.tolist(), view.changes.before.tolist()))
+    after = dict(zip(view.changes.ids.tolist(), view.changes.after.tolist()))
     kinds = [view.changed[r] for r in rows.tolist()]
-    now = view.land.returned_tiers()[rows]
     texts = [
-        f"#{i} · {Tier(before[i]).name} → {Tier(int(t)).name}: {CHANGE_WORDS[k]} against the reference settings"
-        for i, k, t in zip(ids.tolist(), kinds, now.tolist())
+        f"#{i} · {Tier(before[i]).name} → {Tier(after[i]).name}: {CHANGE_WORDS[k]} against the reference settings"
+        for i, k in zip(ids.tolist(), kinds)
     ]
     return {
         "x": view.x[rows].tolist(), "y": view.y[rows].tolist(), "z": np.round(view.z(rows), 4).tolist(),
@@ -443,6 +446,26 @@ def _changed(view: View) -> dict[str, Any]:
         # One open square in the change's colour: WebGL draws plotly's other open symbols unevenly.
         "marker": {"size": 9, "color": [CHANGE_COLOURS[k] for k in kinds], "symbol": "square-open",
                    "opacity": 1.0, "line": {"width": 2, "color": [CHANGE_COLOURS[k] for k in kinds]}},
+    }
+
+
+def _unbudgeted(view: View) -> dict[str, Any]:
+    """The quieter second mark: each memory the budget lowered, at the tier it has without the budget."""
+    rows = view.unbudgeted
+    if not len(rows):
+        return {"x": [], "y": [], "z": [], "customdata": [], "hovertext": [], "marker": {"size": 5, "color": []}}
+    ids = view.land.state.ids[rows]
+    without = view.land.returned_tiers()[rows]
+    budget = view.request.budget_tokens or 0
+    texts = [
+        f"#{i} · {Tier(int(w)).name} without the budget; the agent receives it {Tier(int(t)).name} within {budget:,} tokens"
+        for i, w, t in zip(ids.tolist(), without.tolist(), view.tier[rows].tolist())
+    ]
+    return {
+        "x": view.x[rows].tolist(), "y": view.y[rows].tolist(), "z": np.round(view.z(rows, without), 4).tolist(),
+        "customdata": ids.tolist(), "hovertext": texts,
+        "marker": {"size": 5, "color": [TIER_COLOURS[Tier(int(w))] for w in without.tolist()], "symbol": "circle-open",
+                   "opacity": UNBUDGETED_OPACITY, "line": {"width": 1}},
     }
 
 
@@ -485,4 +508,7 @@ def patch_figure(view: View, *, color_mode: str = "tier", show_terrain: bool = F
     changed = _changed(view)
     for key in ("x", "y", "z", "customdata", "hovertext", "marker"):
         patch["data"][TRACE["changed"]][key] = changed[key]
+    ghost = _unbudgeted(view)
+    for key in ("x", "y", "z", "customdata", "hovertext", "marker"):
+        patch["data"][TRACE["unbudgeted"]][key] = ghost[key]
     return patch

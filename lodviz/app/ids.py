@@ -63,6 +63,7 @@ STORE_INFO = "store-info"
 SYNC_STATUS = "sync-status"
 TABS = "tabs"
 TERRAIN = "terrain"
+BUDGET_MODE = "budget-mode"  # what the scene and the list show: within the agent's budget, or the whole landscape
 THRESHOLDS = "thresholds"
 THRESHOLDS_READOUT = "thresholds-readout"
 TOKEN_COUNT = "token-count"

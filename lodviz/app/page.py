@@ -27,6 +27,8 @@ from lodviz.params import Params
 from lodviz.scoring import Tier
 
 ALL_AGENTS = "__all__"
+#: What the scene, the counts and the result list show: one search under the agent's budget, or every candidate.
+BUDGET_MODES = ("agent", "whole")
 LAMBDA_RANGE = (-3.3, 0.0)  # log10 of lambda per day
 K_RANGE = (1.0, 4.0)  # log10 of k
 AUDIT_ACTIONS = list(audit.ACTIONS)
@@ -44,6 +46,7 @@ class Controls:
     color: str = "tier"
     terrain: bool = False
     selected: int | None = None  # the memory open in the panel
+    budget: str = "agent"  # BUDGET_MODES: what one of the agent's searches returns, or the whole landscape
     as_of: dict | None = None  # a replayed search or a past day (``view.replay_state``, ``{"at": ...}``)
     refused: tuple[str, ...] = ()  # what the link asked that the page refused, one sentence each
 
@@ -77,6 +80,10 @@ class Controls:
         except LodvizError as exc:
             refused.append(str(exc).rstrip("."))
         color = one("color", "tier")
+        budget = one("budget", "agent") or "agent"
+        if budget not in BUDGET_MODES:
+            refused.append(f"budget={budget!r} is not one of {', '.join(BUDGET_MODES)}")
+            budget = "agent"
         selected = int(one("m")) if one("m").isdigit() else None
         query, exclude, as_of = one("q"), one("x"), None
         if one("replay").isdigit():
@@ -101,6 +108,7 @@ class Controls:
             now=one("now") or None,
             color=color if color in COLOR_MODES else "tier",
             terrain=one("terrain") == "1",
+            budget=budget,
             selected=selected,
             as_of=as_of,
             refused=tuple(refused),
@@ -193,6 +201,17 @@ def controls_panel(mem: Memory, c: Controls) -> html.Div:
                     ids.THRESHOLDS_READOUT,
                     dcc.RangeSlider(id=ids.THRESHOLDS, min=0, max=1, step=0.01, value=[p.theta3, p.theta2, p.theta1], pushable=0.01, allowCross=False, marks={0: "0", 0.5: "½", 1: "1"}, updatemode="drag", className="thresholds", allow_direct_input=False),
                     "HEADLINE ≥ θ3, SUMMARY ≥ θ2, FULL ≥ θ1",
+                ),
+                html.Div(
+                    [
+                        html.Span("the scene shows", className="slider-label"),
+                        dcc.RadioItems(
+                            id=ids.BUDGET_MODE, value=c.budget, inline=True, className="radio",
+                            options=[{"label": " what one search returns (its budget)", "value": "agent"},
+                                     {"label": " every candidate, no budget", "value": "whole"}],
+                        ),
+                    ],
+                    className="budget-mode",
                 ),
                 _slider_row(
                     "k candidates",

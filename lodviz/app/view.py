@@ -7,6 +7,13 @@ scored through ``Memory.landscape`` (so the numbers are the library's), the
 rows to draw, and their positions. Past ``draw_limit`` memories the view draws
 the query's candidates in full plus a stable sample of the rest, and says so.
 Filters hide points; they never change a tier, a count or a token.
+
+With a query the scene shows what the agent receives: the same search an
+agent makes (``Memory.search``, under the request's token budget), so the
+scene's heights, the header's counts and tokens and the panel's result list
+are one answer, its tokens counted once in the store's tokenizer. A memory the
+budget lowered keeps a second, quieter mark at the tier it has without the
+budget.
 """
 
 from __future__ import annotations
@@ -23,7 +30,9 @@ from lodviz.mapping import positions
 from lodviz.memory import Landscape, Memory
 from lodviz.params import Params
 from lodviz.records import RecentUse
+from lodviz.result import Result
 from lodviz.scoring import Tier
+from lodviz.tokens import count
 
 #: Above this many memories the scene draws a sample (headless Chromium draws
 #: WebGL in software: about 15k points keep a repaint well under a second).
@@ -73,8 +82,8 @@ class SceneFilter:
             parts.append("tier " + " or ".join(Tier(t).name for t in sorted(self.tiers, reverse=True)))
         return ", ".join(parts)
 
-    def mask(self, mem: Memory, land: Landscape) -> np.ndarray:
-        """Rows of ``land`` that pass every filter."""
+    def mask(self, mem: Memory, land: Landscape, tiers: np.ndarray | None = None) -> np.ndarray:
+        """Rows of ``land`` that pass every filter; ``tiers``: each row's tier as the scene shows it."""
         state = land.state
         keep = np.ones(len(state), dtype=bool)
         if self.text.strip():
@@ -88,7 +97,7 @@ class SceneFilter:
         if self.end is not None:
             keep &= state.created_at < self.end.timestamp()
         if self.tiers:
-            keep &= np.isin(land.scored.tier, list(self.tiers))
+            keep &= np.isin(land.scored.tier if tiers is None else tiers, list(self.tiers))
         return keep
 
 
@@ -102,7 +111,7 @@ class ViewRequest:
     moment: Moment | None = None  # the store as it was then (a replay, or the time slider); None = as it is
     scene_filter: SceneFilter = SceneFilter()
     reference: Params | None = None  # the settings the change list compares with
-    budget_tokens: int | None = None  # a replayed search's budget: the result panel shows what fitted
+    budget_tokens: int | None = None  # what one search may return (the agent's budget, a replay's); None: the whole landscape
 
     @property
     def replaying(self) -> int | None:
@@ -144,6 +153,21 @@ class View:
     changed_unmarked: int = 0  # drawn memories that changed tier beyond MAX_MARKS, counted, not marked
     filtered: int | None = None  # memories passing the scene's filters (None: no filter)
     drawable: int | None = None  # rows the draw limit allows, before any filter
+    result: Result | None = None  # with a query: what the agent receives (the search, under the request's budget)
+    delivered: np.ndarray | None = None  # each row's tier in ``result`` (OUT when not in it); None without a query
+
+    @property
+    def tier(self) -> np.ndarray:
+        """Each row's tier as the scene shows it: what the agent receives, else (no query) the landscape's."""
+        return self.delivered if self.delivered is not None else self.land.scored.tier
+
+    @property
+    def unbudgeted(self) -> np.ndarray:
+        """Drawn rows the budget put below the tier they have without it (the scene's quieter second mark)."""
+        if self.delivered is None or self.request.budget_tokens is None:
+            return self.drawn[:0]
+        before = self.land.returned_tiers()[self.drawn]
+        return self.drawn[before > self.delivered[self.drawn]]
 
     @property
     def drawn_unfiltered(self) -> int:
@@ -158,9 +182,11 @@ class View:
         """Whether the draw limit (not a filter) left memories out."""
         return self.drawn_unfiltered < self.total
 
-    def z(self, rows: np.ndarray | None = None) -> np.ndarray:
+    def z(self, rows: np.ndarray | None = None, tiers: np.ndarray | None = None) -> np.ndarray:
+        """Heights of ``rows`` at the tier the scene shows (or at ``tiers``, one per row)."""
         rows = self.drawn if rows is None else rows
-        return terrace_height(self.land.scored.score[rows], self.land.scored.tier[rows], self.land.params)
+        tier = self.tier[rows] if tiers is None else tiers
+        return terrace_height(self.land.scored.score[rows], tier, self.land.params)
 
 
 def terrace_height(score: np.ndarray, tier: np.ndarray, params: Params) -> np.ndarray:
@@ -207,22 +233,26 @@ def compute_view(
     else:
         rest = _stable_sample(state.ids, max(draw_limit - len(candidates), 0)) & ~land.candidate
         drawn = np.union1d(candidates, np.flatnonzero(rest))
+    result = agent_result(mem, request) if request.has_query else None
+    delivered = result.tiers_of(state.ids) if result is not None else None
     filtered = None
     drawable = len(drawn)
     if request.scene_filter.active:
-        passing = request.scene_filter.mask(mem, land)
+        passing = request.scene_filter.mask(mem, land, delivered)
         filtered = int(passing.sum())
         drawn = drawn[passing[drawn]]
-    view = View(request, land, x, y, placeholder, drawn, filtered=filtered, drawable=drawable)
+    view = View(request, land, x, y, placeholder, drawn, filtered=filtered, drawable=drawable, result=result, delivered=delivered)
     if request.replaying is not None:
         view.marked = marked_rows(mem.audit_event(request.replaying), state.ids, drawn)
     reference = request.reference_params
     if reference is not None and reference != request.scoring_params:
-        before = mem.landscape(
-            request.query if request.has_query else None, agent_id=request.agent_id, params=reference,
-            now=request.now, exclude=list(request.exclude), as_of=request.moment,
-        )
-        view.changes = tier_changes(state.ids, before.returned_tiers(), land.returned_tiers())
+        if view.delivered is not None:  # what the agent would receive under the reference settings, same budget
+            view.changes = tier_changes(state.ids, agent_result(mem, request, reference).tiers_of(state.ids), view.delivered)
+        else:
+            before = mem.landscape(
+                None, agent_id=request.agent_id, params=reference, now=request.now, exclude=list(request.exclude), as_of=request.moment,
+            )
+            view.changes = tier_changes(state.ids, before.returned_tiers(), land.returned_tiers())
         if len(view.changes):
             kinds = dict(zip(view.changes.ids.tolist(), view.changes.kind().tolist()))
             moved = [(int(r), kinds[int(i)]) for r, i in zip(drawn.tolist(), state.ids[drawn].tolist()) if int(i) in kinds]
@@ -231,9 +261,9 @@ def compute_view(
             moved.sort(key=lambda rk: (-step[int(state.ids[rk[0]])], -float(land.scored.score[rk[0]])))
             view.changed = dict(moved[:MAX_MARKS])
             view.changed_unmarked = len(moved) - len(view.changed)
-    tiers = land.scored.tier[candidates]
+    tiers = view.tier[candidates]
     view.counts = {t.name: int((tiers == t).sum()) for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE, Tier.OUT)}
-    view.tokens = result_tokens(state, candidates, tiers)
+    view.tokens = agent_tokens(mem, view.result) if view.result is not None else result_tokens(state, candidates, tiers)
     view.conflict_pairs = conflict_rows(mem, request, state.ids)
     if request.moment is None:  # "used in the last hour" is about the present, not a past moment
         view.recent = recent_rows(mem, state.ids, drawn, datetime.now(UTC) - recent_window)
@@ -246,6 +276,24 @@ def compute_view(
             float(np.average(y[nearest], weights=weights)),
         )
     return view
+
+
+def agent_result(mem: Memory, request: ViewRequest, params: Params | None = None) -> Result:
+    """What the agent receives for the request's query: the search an agent makes, under the request's
+    budget, touching nothing and writing no audit line (the app's own audit line is ``record_view``)."""
+    return mem.search(
+        request.query or "", agent_id=request.agent_id, params=params or request.scoring_params, now=request.now,
+        exclude=list(request.exclude), touch=False, record=False, as_of=request.moment, budget_tokens=request.budget_tokens,
+    )
+
+
+def agent_tokens(mem: Memory, result: Result) -> int:
+    """The real tokens of the text the agent reads (``render()``), in the store's tokenizer.
+
+    A budgeted search counted them already; a whole landscape is counted here.
+    The header and the result list both read this number.
+    """
+    return result.counted_tokens if result.counted_tokens is not None else count(mem.token_counter, result.render())
 
 
 def marked_rows(event, ids: np.ndarray, drawn: np.ndarray) -> dict[int, Tier]:
@@ -292,7 +340,7 @@ def result_tokens(state, rows: np.ndarray, tiers: np.ndarray) -> int:
 def query_lines(view: View) -> np.ndarray:
     """Rows the query camera draws lines to: its FULL candidates, best first."""
     land = view.land
-    full = np.flatnonzero(land.candidate & (land.scored.tier == Tier.FULL))
+    full = np.flatnonzero(land.candidate & (view.tier == Tier.FULL))
     return full[np.argsort(-land.scored.score[full])][:MAX_QUERY_LINES]
 
 

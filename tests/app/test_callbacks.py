@@ -80,15 +80,50 @@ def test_a_new_query_sends_a_whole_figure(ctx):
     assert not isinstance(figure, Patch)
 
 
-def test_counts_match_a_search_with_the_same_settings(ctx, app_mem):
+def test_counts_match_a_search_with_the_same_settings_under_the_agents_budget(ctx, app_mem):
     params = PRESETS["legal"]
     _, counts, _, _ = render(ctx, QUERY, params=params)
-    result = app_mem.search(QUERY["query"], params=params, touch=False)
+    result = app_mem.search(QUERY["query"], params=params, touch=False, record=False, budget_tokens=app_mem.profile(None).budget)
     c = result.counts
     assert f"{c['FULL']:,} full" in text_of(counts)
     assert f"{c['SUMMARY']:,} summaries" in text_of(counts)
     assert f"{c['HEADLINE']:,} headlines" in text_of(counts)
-    assert f"~{result.tokens:,} tokens" in text_of(counts)
+    assert f"{result.counted_tokens:,} of {app_mem.profile(None).budget:,} tokens to read" in text_of(counts)
+
+
+def test_the_header_and_the_result_list_count_the_same_tokens(ctx, app_mem):
+    for mode in ("agent", "whole"):
+        _, counts, _, _ = render(ctx, QUERY, agent="legal-review", params=app_mem.profile("legal-review"), budget_mode=mode)
+        body, _ = selection.show(ctx, None, QUERY, "legal-review", *controls(app_mem.profile("legal-review")), None, None, mode)
+        header = int(text_of(next(c for c in counts if getattr(c, "id", None) == "token-count").children[0]).replace(",", ""))
+        listed = int(next(node for node in _walk(body) if getattr(node, "id", None) == "result-tokens").children.replace(",", ""))
+        assert header == listed, mode
+
+
+def test_the_scene_lifts_only_what_the_agent_receives_and_rings_what_the_budget_lowered(ctx, app_mem):
+    params = PRESETS["legal"]
+    figure, _, note, legend = render(ctx, QUERY, params=params)
+    budgeted = app_mem.search(QUERY["query"], params=params, touch=False, record=False, budget_tokens=app_mem.profile(None).budget)
+    whole = app_mem.search(QUERY["query"], params=params, touch=False, record=False)
+    received = {hit.id: hit.tier for hit in budgeted.items}
+    heights = {}
+    for name in ("faint", "memories"):
+        trace = figure.data[TRACE[name]]
+        heights.update(zip(trace.customdata, trace.z))
+    for memory_id, z in heights.items():
+        assert int(z) == int(received.get(memory_id, Tier.OUT)), memory_id  # the terrace a point sits on is the tier it is received at
+    lowered = {hit.id for hit in whole.items if hit.tier > received.get(hit.id, Tier.OUT)}
+    assert lowered and set(figure.data[TRACE["unbudgeted"]].customdata) == lowered
+    assert "faint rings" in text_of(legend) and "Heights are what the agent receives" in text_of(note)
+
+
+def test_the_whole_landscape_mode_shows_every_candidate_with_no_rings(ctx, app_mem):
+    params = PRESETS["legal"]
+    figure, counts, _, _ = render(ctx, QUERY, params=params, budget_mode="whole")
+    c = app_mem.search(QUERY["query"], params=params, touch=False, record=False).counts
+    assert f"{c['FULL']:,} full" in text_of(counts) and f"{c['HEADLINE']:,} headlines" in text_of(counts)
+    assert "no budget" in text_of(counts)
+    assert len(figure.data[TRACE["unbudgeted"]].customdata) == 0
 
 
 def test_an_agent_sees_only_its_own_and_shared_memories(ctx, app_mem):
@@ -383,9 +418,9 @@ def test_with_a_query_and_no_memory_open_the_panel_shows_what_the_agent_receives
     from lodviz.tokens import count
 
     body, _ = selection.show(ctx, None, QUERY, "legal-review", *controls(app_mem.profile("legal-review")), None)
-    result = app_mem.search(QUERY["query"], agent_id="legal-review", now=app_mem.now(), touch=False, record=False)
+    result = app_mem.search(QUERY["query"], agent_id="legal-review", now=app_mem.now(), touch=False, record=False, budget_tokens="default")
     shown = text_of(body)
-    assert f"What legal-review receives {count(app_mem.token_counter, result.render()):,} tokens" in shown
+    assert f"What legal-review receives, within 2,000 tokens {count(app_mem.token_counter, result.render()):,} tokens" in shown
     assert result.render().strip() in [getattr(node, "children", None).strip() for node in _walk(body) if getattr(node, "id", None) == "result-text"]
     picks = [node.id["id"] for node in _walk(body) if isinstance(getattr(node, "id", None), dict)]
     assert picks == [hit.id for tier in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE) for hit in result.by_tier(tier)]
@@ -466,7 +501,7 @@ def test_the_change_list_after_an_alpha_move_is_the_library_comparison(ctx, app_
     reference = {"label": "the pinned settings", "params": start.to_dict()}
     patch, _, _, _, counts, lists = render_all(ctx, QUERY, ALL_AGENTS, moved, triggered={"alpha"}, reference=reference)
 
-    expected = app_mem.compare(start, moved, QUERY["query"], now=app_mem.now())
+    expected = app_mem.compare(start, moved, QUERY["query"], now=app_mem.now(), budget_tokens=app_mem.profile(None).budget)
     assert len(expected) > 0
     shown = text_of(counts)
     for kind, n in expected.counts.items():

@@ -80,7 +80,7 @@ def test_the_change_list_after_an_alpha_move_matches_the_library_tiers_before_an
         page.keyboard.press("ArrowLeft")
     assert eventually(page, lambda: page.inner_text("#alpha-readout") == "0.50")
     moved = start.with_(alpha=0.5)
-    expected = mem.compare(start, moved, PAST, now=mem.now())
+    expected = mem.compare(start, moved, PAST, now=mem.now(), budget_tokens=start.budget)  # what the agent receives, as the page shows
     assert len(expected) > 0
     c = expected.counts
     want = f"{c['up']} ▲ up {c['down']} ▼ down {c['in']} + in {c['out']} − out"

@@ -37,6 +37,7 @@ VIEW_CONTROLS = [
     (ids.K, "value"),
     (ids.NOW, "date"),
     (ids.AS_OF, "data"),
+    (ids.BUDGET_MODE, "value"),
 ]
 
 #: The scene's filters, in the order the render callback takes them.
@@ -50,7 +51,7 @@ FILTER_CONTROLS = [
 ]
 
 #: Inputs whose change leaves the drawn points the same, so a Patch suffices.
-PATCHABLE = {ids.ALPHA, ids.LAMBDA, ids.THRESHOLDS, ids.NOW, ids.COLOR_BY, ids.TERRAIN, ids.REFERENCE}
+PATCHABLE = {ids.ALPHA, ids.LAMBDA, ids.THRESHOLDS, ids.NOW, ids.COLOR_BY, ids.TERRAIN, ids.REFERENCE, ids.BUDGET_MODE}
 #: The most memories the change list names per kind (the counts cover all).
 CHANGE_LIST_LIMIT = 60
 
@@ -107,9 +108,16 @@ def scene_filter(text: str | None, kinds: list[str] | None, owners: list[str] | 
 
 def view_request(
     app_ctx: AppContext, applied: dict | None, agent: str | None, params: Params, now_date: str | None, as_of: dict | None = None,
-    *, reference: dict | None = None, filters: SceneFilter | None = None,
+    budget_mode: str | None = "agent", *, reference: dict | None = None, filters: SceneFilter | None = None,
 ) -> ViewRequest:
+    """What the controls ask for. The budget: a replay's own (what that search fitted in); else, unless the
+    page shows the whole landscape, what one search of the viewed agent returns (its profile's budget)."""
     applied = applied or {}
+    agent_id = None if agent in (None, ALL_AGENTS) else agent
+    if (as_of or {}).get("event") is not None:
+        budget = (as_of or {}).get("budget")
+    else:
+        budget = None if budget_mode == "whole" else app_ctx.mem.profile(agent_id).default_budget
     moment, moment_now = moment_of(as_of)
     recorded = (as_of or {}).get("params")
     if recorded:
@@ -126,23 +134,33 @@ def view_request(
         now=moment_now or parse_date(now_date, app_ctx.mem.now()),
         query=(applied.get("query") or "").strip() or None,
         exclude=split_terms(applied.get("exclude")),
-        agent_id=None if agent in (None, ALL_AGENTS) else agent,
+        agent_id=agent_id,
         moment=moment,
         scene_filter=filters or SceneFilter(),
         reference=compared,
-        budget_tokens=(as_of or {}).get("budget"),
+        budget_tokens=budget,
     )
 
 
 def counts_children(view: View) -> list[Any]:
+    """The header's line: the tiers and the tokens of what the agent receives (the result list's numbers)."""
     c = view.counts
     shown = sum(c[name] for name in ("FULL", "SUMMARY", "HEADLINE"))
+    budget = view.request.budget_tokens
+    if view.result is None:  # no query, no search: the tiers recency alone gives, and what they would cost
+        tokens = html.Span([html.B(f"~{view.tokens:,}"), f" tokens if all {shown:,} were returned (no query)"],
+                           className="count tokens", id=ids.TOKEN_COUNT)
+    else:
+        within = f" of {budget:,} tokens to read" if budget else " tokens to read, no budget"
+        tokens = html.Span([html.B(f"{view.tokens:,}"), within],
+                           className="count tokens", id=ids.TOKEN_COUNT,
+                           title="Counted in the store's tokenizer on the exact text the agent receives for this one query.")
     return [
         html.Span([html.B(f"{c['FULL']:,}"), " full"], className="count full"),
         html.Span([html.B(f"{c['SUMMARY']:,}"), " summaries"], className="count summary"),
         html.Span([html.B(f"{c['HEADLINE']:,}"), " headlines"], className="count headline"),
         html.Span([html.B(f"{c['OUT']:,}"), " out"], className="count out"),
-        html.Span([html.B(f"~{view.tokens:,}"), f" tokens for {shown:,} memories"], className="count tokens", id=ids.TOKEN_COUNT),
+        tokens,
     ]
 
 
@@ -154,6 +172,11 @@ def scene_note(view: View) -> list[Any]:
         if req.exclude:
             text += f"; excluding {', '.join(req.exclude)}"
         notes.append(text + ".")
+        if req.budget_tokens:
+            notes.append(f"Heights are what the agent receives: one search returns at most {req.budget_tokens:,} tokens, "
+                         "so the rest of the candidates sit OUT; a faint ring marks a memory's tier without the budget.")
+        else:
+            notes.append("Heights are every candidate's tier with no token budget.")
     else:
         notes.append("No query: the camera is off, so S = 0 and memories sit by recency of use alone (L = D).")
     if view.sampled:
@@ -184,6 +207,11 @@ def legend_children(view: View, mode: str) -> list[Any]:
                              className="legend-entry", id="legend-returned"))
     if view.changed:
         out.append(html.Span([html.I(className="mark changed"), f"{len(view.changed):,} changed tier"], className="legend-entry", id="legend-changed"))
+    lowered = len(view.unbudgeted)
+    if lowered:
+        out.append(html.Span([html.I(className="mark unbudgeted"), f"{lowered:,} faint rings: their tier without the "
+                              f"{view.request.budget_tokens:,}-token budget"], className="legend-entry", id="legend-unbudgeted",
+                             title="Solid points sit at the tier the agent receives; a faint ring shows where the budget lowered one from."))
     if view.recent:
         who = sorted({use.who for use in view.recent.values()})
         label = f"{len(view.recent):,} used in the last hour by {', '.join(who[:3])}" + (f" and {len(who) - 3} more" if len(who) > 3 else "")
@@ -303,11 +331,12 @@ def render(
     as_of: dict | None = None,
     reference: dict | None = None,
     filters: SceneFilter | None = None,
+    budget_mode: str | None = "agent",
 ) -> tuple[Any, ...]:
     """(figure or Patch, counts, note, legend, change counts, change lists) for the current controls."""
     try:
         params = params_from_controls(alpha, lam_log, thresholds, k_log)
-        request = view_request(app_ctx, applied, agent, params, now_date, as_of, reference=reference, filters=filters)
+        request = view_request(app_ctx, applied, agent, params, now_date, as_of, budget_mode, reference=reference, filters=filters)
         view = compute_view(app_ctx.mem, request, app_ctx.draw_limit)
     except LodvizError as exc:
         return no_update, no_update, html.Div(str(exc), className="error"), no_update, no_update, no_update
@@ -340,14 +369,14 @@ def register(app: Dash, app_ctx: AppContext) -> None:
         Input(ids.REFERENCE, "data"),
         *[Input(component, prop) for component, prop in FILTER_CONTROLS],
     )
-    def _render(applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of, color, terrain, _version, reference, *filter_values):
+    def _render(applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of, budget_mode, color, terrain, _version, reference, *filter_values):
         triggered = {t["prop_id"].split(".")[0] for t in dash_ctx.triggered} if dash_ctx.triggered_id else None
         try:
             filters = scene_filter(*filter_values)
         except ValueError:
             filters = SceneFilter()
         return render(app_ctx, applied, agent, alpha, lam_log, thresholds, k_log, now_date, color, terrain, triggered,
-                      as_of=as_of, reference=reference, filters=filters)
+                      as_of=as_of, reference=reference, filters=filters, budget_mode=budget_mode)
 
     @app.callback(
         Output(ids.REFERENCE, "data"),

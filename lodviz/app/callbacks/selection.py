@@ -24,13 +24,12 @@ from lodviz.app.context import AppContext, app_actor
 from lodviz.app.figure import TIER_COLOURS
 from lodviz.app.page import ALL_AGENTS, tier_badge
 from lodviz.app.passage_strip import passage_block
-from lodviz.app.view import ViewRequest
+from lodviz.app.view import ViewRequest, agent_result, agent_tokens
 from lodviz.errors import LodvizError, MemoryNotFound
 from lodviz.records import Conflict, Label, MemoryRecord
 from lodviz.result import line
 from lodviz.scoring import Placement, Tier
 from lodviz.times import from_seconds
-from lodviz.tokens import count
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -182,20 +181,22 @@ def panel(
     ]
 
 
+#: Result lines listed with their ids; past it, the exact text below the list holds the rest.
+RESULT_LIST_LIMIT = 100
+
+
 def result_view(app_ctx: AppContext, request: ViewRequest) -> list[Any]:
     """The current query's result as the agent reads it: its real token count, and its lines by tier.
 
-    The lines are exactly those of ``Result.render()`` (what the MCP tool and
-    ``search --text`` return); the whole text, in the agent's order, is below.
-    Nothing is counted or audited: this is a look.
+    The same search, budget and token count as the scene and the header
+    (``view.agent_result``, ``view.agent_tokens``). The lines are exactly those
+    of ``Result.render()`` (what the MCP tool and ``search --text`` return); the
+    first ``RESULT_LIST_LIMIT`` are listed with their ids, and the whole text, in
+    the agent's order, is below. Nothing is counted or audited: this is a look.
     """
-    result = app_ctx.mem.search(
-        request.query or "", agent_id=request.agent_id, params=request.scoring_params, now=request.now,
-        exclude=list(request.exclude), touch=False, record=False, as_of=request.moment,
-        budget_tokens=request.budget_tokens,
-    )
+    result = agent_result(app_ctx.mem, request)
     text = result.render()
-    tokens = count(app_ctx.mem.token_counter, text)
+    tokens = agent_tokens(app_ctx.mem, result)
     who = request.agent_id or "an agent with every memory (auditor view)"
     if request.replaying is not None:
         title = f"What {who} received (search #{request.replaying}, rebuilt)"
@@ -203,6 +204,8 @@ def result_view(app_ctx: AppContext, request: ViewRequest) -> list[Any]:
         title = f"What {who} would have received on {request.moment.at:%Y-%m-%d}"
     else:
         title = f"What {who} receives"
+    if request.budget_tokens:
+        title += f", within {request.budget_tokens:,} tokens"
     out: list[Any] = [
         html.Div(title, className="section-title result-title"),
         html.Div(
@@ -211,12 +214,18 @@ def result_view(app_ctx: AppContext, request: ViewRequest) -> list[Any]:
             className="hint result-counts",
         ),
     ]
+    room = RESULT_LIST_LIMIT
     for tier in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE):
         hits = result.by_tier(tier)
         if not hits:
             continue
         out.append(html.Div([tier_badge(tier), html.Span(f" {len(hits)}", className="hint")], className="result-tier"))
-        for hit in hits:
+        listed, room = hits[:room], room - len(hits[:room])
+        if len(listed) < len(hits):
+            # A whole landscape is a thousand lines: the page lists what a person reads, the exact text holds them all.
+            out.append(html.Div(f"and {len(hits) - len(listed):,} more {tier.name.lower()} lines, in the exact text below",
+                                className="hint result-more"))
+        for hit in listed:
             rendered = line(hit.id, hit.content, hit.whole, hit.conflicts, hit.superseded_by, bool(hit.excerpt))
             rendered = rendered.removeprefix(f"#{hit.id} ")  # the id is the button before it
             # A long memory's passages nearest the query, as the agent reads them: said so, or they pass for a summary.
@@ -238,18 +247,20 @@ def result_view(app_ctx: AppContext, request: ViewRequest) -> list[Any]:
     return out
 
 
-def show(app_ctx: AppContext, memory_id: int | None, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of=None) -> tuple[Any, dict]:
+def show(app_ctx: AppContext, memory_id: int | None, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of=None,
+         budget_mode="agent") -> tuple[Any, dict]:
     hidden = {"display": "none"}
     if memory_id is None:
         if (applied or {}).get("query", "").strip():
             try:
-                request = view_request(app_ctx, applied, agent, params_from_controls(alpha, lam_log, thresholds, k_log), now_date, as_of)
+                request = view_request(app_ctx, applied, agent, params_from_controls(alpha, lam_log, thresholds, k_log), now_date, as_of,
+                                       budget_mode)
                 return html.Div(result_view(app_ctx, request), className="result-view"), hidden
             except LodvizError as exc:
                 return html.Div(str(exc), className="error"), hidden
         return html.Div("Click a memory in the scene to see why it sits where it sits.", className="empty nothing-open"), hidden
     try:
-        request = view_request(app_ctx, applied, agent, params_from_controls(alpha, lam_log, thresholds, k_log), now_date, as_of)
+        request = view_request(app_ctx, applied, agent, params_from_controls(alpha, lam_log, thresholds, k_log), now_date, as_of, budget_mode)
         params = request.scoring_params
         record = app_ctx.mem.get(memory_id, agent_id=request.agent_id)
         placement = app_ctx.mem.explain(
@@ -392,8 +403,8 @@ def register(app: Dash, app_ctx: AppContext) -> None:
         Input(ids.DATA_VERSION, "data"),
         *[Input(component, prop) for component, prop in VIEW_CONTROLS],
     )
-    def _show(memory_id, _version, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of):
-        return show(app_ctx, memory_id, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of)
+    def _show(memory_id, _version, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of, budget_mode):
+        return show(app_ctx, memory_id, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of, budget_mode)
 
     @app.callback(
         Output(ids.ACTION_STATUS, "children"),
@@ -410,7 +421,7 @@ def register(app: Dash, app_ctx: AppContext) -> None:
         *[State(component, prop) for component, prop in VIEW_CONTROLS],
         prevent_initial_call=True,
     )
-    def _act(_p, _d, _e, memory_id, reason, version, seen, applied, agent, alpha, lam_log, thresholds, k_log, now_date, _as_of):
+    def _act(_p, _d, _e, memory_id, reason, version, seen, applied, agent, alpha, lam_log, thresholds, k_log, now_date, _as_of, _budget):
         action = dash_ctx.triggered_id if dash_ctx.triggered_id in (ids.PROMOTE, ids.DEMOTE) else ids.EXPAND
         try:
             request = view_request(app_ctx, applied, agent, params_from_controls(alpha, lam_log, thresholds, k_log), now_date)

@@ -18,7 +18,7 @@ from lodviz.app.callbacks.scoring import VIEW_CONTROLS
 def register(app: Dash, _ctx) -> None:
     app.clientside_callback(
         """
-        function(applied, agent, alpha, lamLog, th, kLog, now, asOf, color, terrain, selected, refused) {
+        function(applied, agent, alpha, lamLog, th, kLog, now, asOf, budget, color, terrain, selected, refused) {
             if (refused && !window.__lodvizRefusedShown) {  // the first sync after a refused link: leave it as typed
                 window.__lodvizRefusedShown = true;
                 return window.dash_clientside.no_update;
@@ -39,6 +39,7 @@ def register(app: Dash, _ctx) -> None:
             if (now) p.set('now', now.slice(0, 10));
             if (asOf && asOf.event != null) p.set('replay', String(asOf.event));
             else if (asOf && asOf.at) p.set('asof', asOf.at.slice(0, 10));
+            if (budget === 'whole') p.set('budget', 'whole');
             if (color && color !== 'tier') p.set('color', color);
             if (terrain && terrain.length) p.set('terrain', '1');
             if (selected !== null && selected !== undefined) p.set('m', String(selected));
