@@ -342,7 +342,7 @@ def build_figure(view: View, headlines: Mapping[int, Label | str], *, color_mode
         )
     )
     fig.add_trace(go.Scatter3d(**_changed(view), mode="markers", hovertemplate="%{hovertext}<extra></extra>", name="changed tier"))
-    fig.add_trace(go.Scatter3d(**_unbudgeted(view), mode="markers", hovertemplate="%{hovertext}<extra></extra>", name="without the budget"))
+    fig.add_trace(go.Scatter3d(**_unbudgeted(view), mode="markers", hoverinfo="skip", name="without the budget"))
     x0, x1, y0, y1 = _bounds(view)
     axis = {
         "backgroundcolor": BACKGROUND,
@@ -450,22 +450,18 @@ def _changed(view: View) -> dict[str, Any]:
 
 
 def _unbudgeted(view: View) -> dict[str, Any]:
-    """The quieter second mark: each memory the budget lowered, at the tier it has without the budget."""
+    """The quieter second mark: each memory the budget lowered, at the tier it has without the budget.
+
+    Not hoverable (the solid point is, and the legend says what a ring is): on
+    a wide k these are most candidates, and a slider move resends them, so
+    they go as rounded numbers only.
+    """
     rows = view.unbudgeted
-    if not len(rows):
-        return {"x": [], "y": [], "z": [], "customdata": [], "hovertext": [], "marker": {"size": 5, "color": []}}
-    ids = view.land.state.ids[rows]
     without = view.land.returned_tiers()[rows]
-    budget = view.request.budget_tokens or 0
-    texts = [
-        f"#{i} · {Tier(int(w)).name} without the budget; the agent receives it {Tier(int(t)).name} within {budget:,} tokens"
-        for i, w, t in zip(ids.tolist(), without.tolist(), view.tier[rows].tolist())
-    ]
     return {
-        "x": view.x[rows].tolist(), "y": view.y[rows].tolist(), "z": np.round(view.z(rows, without), 4).tolist(),
-        "customdata": ids.tolist(), "hovertext": texts,
-        "marker": {"size": 5, "color": [TIER_COLOURS[Tier(int(w))] for w in without.tolist()], "symbol": "circle-open",
-                   "opacity": UNBUDGETED_OPACITY, "line": {"width": 1}},
+        "x": np.round(view.x[rows], 4), "y": np.round(view.y[rows], 4), "z": np.round(view.z(rows, without), 4),
+        "marker": {"size": 5, "color": without.astype(float) + 0.5, "colorscale": _tier_colorscale(), "cmin": 0, "cmax": 4,
+                   "symbol": "circle-open", "opacity": UNBUDGETED_OPACITY, "line": {"width": 1}},
     }
 
 
@@ -509,6 +505,6 @@ def patch_figure(view: View, *, color_mode: str = "tier", show_terrain: bool = F
     for key in ("x", "y", "z", "customdata", "hovertext", "marker"):
         patch["data"][TRACE["changed"]][key] = changed[key]
     ghost = _unbudgeted(view)
-    for key in ("x", "y", "z", "customdata", "hovertext", "marker"):
+    for key in ("x", "y", "z", "marker"):
         patch["data"][TRACE["unbudgeted"]][key] = ghost[key]
     return patch

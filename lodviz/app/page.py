@@ -353,6 +353,8 @@ def memory_panel() -> html.Div:
         [
             html.Button("×", id=ids.PANEL_CLOSE, className="panel-close", n_clicks=0, title="Close (the scene takes the width)"),
             html.Div(id=ids.PANEL_BODY, children=html.Div("Click a memory in the scene to see why it sits where it sits.", className="empty nothing-open")),
+            # Drawn with the scene (one search); shown while the body above is empty: a query, nothing open.
+            html.Div(id=ids.RESULT_LIST),
             html.Div(
                 [
                     dcc.Input(id=ids.REASON, type="text", placeholder="Reason (kept in the audit log)", className="text-input"),

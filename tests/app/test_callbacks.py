@@ -31,7 +31,7 @@ def controls(params: Params = Params()) -> tuple:
 
 
 def render_all(ctx, applied=None, agent=ALL_AGENTS, params: Params = Params(), triggered=None, color="tier", terrain=None, **kw):
-    """(figure, counts, note, legend, change counts, change lists)."""
+    """(figure, counts, note, legend, change counts, change lists, result list)."""
     return scoring.render(ctx, applied, agent, *controls(params), None, color, terrain, triggered, **kw)
 
 
@@ -93,8 +93,7 @@ def test_counts_match_a_search_with_the_same_settings_under_the_agents_budget(ct
 
 def test_the_header_and_the_result_list_count_the_same_tokens(ctx, app_mem):
     for mode in ("agent", "whole"):
-        _, counts, _, _ = render(ctx, QUERY, agent="legal-review", params=app_mem.profile("legal-review"), budget_mode=mode)
-        body, _ = selection.show(ctx, None, QUERY, "legal-review", *controls(app_mem.profile("legal-review")), None, None, mode)
+        _, counts, *_, body = render_all(ctx, QUERY, agent="legal-review", params=app_mem.profile("legal-review"), budget_mode=mode)
         header = int(text_of(next(c for c in counts if getattr(c, "id", None) == "token-count").children[0]).replace(",", ""))
         listed = int(next(node for node in _walk(body) if getattr(node, "id", None) == "result-tokens").children.replace(",", ""))
         assert header == listed, mode
@@ -113,7 +112,11 @@ def test_the_scene_lifts_only_what_the_agent_receives_and_rings_what_the_budget_
     for memory_id, z in heights.items():
         assert int(z) == int(received.get(memory_id, Tier.OUT)), memory_id  # the terrace a point sits on is the tier it is received at
     lowered = {hit.id for hit in whole.items if hit.tier > received.get(hit.id, Tier.OUT)}
-    assert lowered and set(figure.data[TRACE["unbudgeted"]].customdata) == lowered
+    ghost = figure.data[TRACE["unbudgeted"]]
+    at = {(round(x, 4), round(y, 4)) for x, y in zip(ghost.x, ghost.y)}
+    points = {(round(x, 4), round(y, 4)): i for name in ("faint", "memories")
+              for x, y, i in zip(figure.data[TRACE[name]].x, figure.data[TRACE[name]].y, figure.data[TRACE[name]].customdata)}
+    assert lowered and {points[xy] for xy in at} == lowered  # a ring over each memory the budget lowered, and none other
     assert "faint rings" in text_of(legend) and "Heights are what the agent receives" in text_of(note)
 
 
@@ -123,7 +126,7 @@ def test_the_whole_landscape_mode_shows_every_candidate_with_no_rings(ctx, app_m
     c = app_mem.search(QUERY["query"], params=params, touch=False, record=False).counts
     assert f"{c['FULL']:,} full" in text_of(counts) and f"{c['HEADLINE']:,} headlines" in text_of(counts)
     assert "no budget" in text_of(counts)
-    assert len(figure.data[TRACE["unbudgeted"]].customdata) == 0
+    assert len(figure.data[TRACE["unbudgeted"]].x) == 0
 
 
 def test_an_agent_sees_only_its_own_and_shared_memories(ctx, app_mem):
@@ -417,7 +420,9 @@ def test_a_memory_opens_by_id_or_by_its_words(ctx, app_mem):
 def test_with_a_query_and_no_memory_open_the_panel_shows_what_the_agent_receives(ctx, app_mem):
     from lodviz.tokens import count
 
-    body, _ = selection.show(ctx, None, QUERY, "legal-review", *controls(app_mem.profile("legal-review")), None)
+    panel, _ = selection.show(ctx, None, QUERY, "legal-review", *controls(app_mem.profile("legal-review")), None)
+    assert panel == ""  # the panel's body leaves the room to the result list, drawn with the scene
+    *_, body = render_all(ctx, QUERY, "legal-review", app_mem.profile("legal-review"), triggered={"alpha"})
     result = app_mem.search(QUERY["query"], agent_id="legal-review", now=app_mem.now(), touch=False, record=False, budget_tokens="default")
     shown = text_of(body)
     assert f"What legal-review receives, within 2,000 tokens {count(app_mem.token_counter, result.render()):,} tokens" in shown
@@ -499,7 +504,7 @@ def test_the_change_list_after_an_alpha_move_is_the_library_comparison(ctx, app_
     start = Params()
     moved = start.with_(alpha=0.2)
     reference = {"label": "the pinned settings", "params": start.to_dict()}
-    patch, _, _, _, counts, lists = render_all(ctx, QUERY, ALL_AGENTS, moved, triggered={"alpha"}, reference=reference)
+    patch, _, _, _, counts, lists, _ = render_all(ctx, QUERY, ALL_AGENTS, moved, triggered={"alpha"}, reference=reference)
 
     expected = app_mem.compare(start, moved, QUERY["query"], now=app_mem.now(), budget_tokens=app_mem.profile(None).budget)
     assert len(expected) > 0
@@ -514,7 +519,7 @@ def test_the_change_list_after_an_alpha_move_is_the_library_comparison(ctx, app_
 
 def test_without_a_move_nothing_changed(ctx):
     reference = {"label": "the pinned settings", "params": Params().to_dict()}
-    *_, counts, lists = render_all(ctx, QUERY, reference=reference)
+    *_, counts, lists, _ = render_all(ctx, QUERY, reference=reference)
     assert "0 memories changed tier" in text_of(counts)
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from lodviz import passages as cutting
 from lodviz.app import create_app, ids
-from lodviz.app.callbacks import selection
+from lodviz.app.callbacks import scoring, selection
 from lodviz.app.passage_strip import NEUTRAL, colours, heat
 from lodviz.app.view import replay_state
 from lodviz.params import Params
@@ -144,7 +144,7 @@ def test_a_short_memory_keeps_its_full_text(ctx, app_mem):
 
 
 def test_the_result_list_marks_excerpts_as_the_agent_reads_them(ctx, app_mem):
-    body, _ = selection.show(ctx, None, {"query": QUERY, "exclude": ""}, "legal-review", *controls(SUMMARIES), None, None)
+    *_, body = scoring.render(ctx, {"query": QUERY, "exclude": ""}, "legal-review", *controls(SUMMARIES), None, "tier", None, {"alpha"})
     result = app_mem.search(QUERY, agent_id="legal-review", params=SUMMARIES, touch=False, record=False, budget_tokens="default")
     excerpts = [item for item in result.items if item.excerpt]
     assert excerpts

@@ -1,7 +1,8 @@
 """The memory panel: what a clicked memory says, why it sits at its tier, and the
 Promote, Demote and Expand buttons that change it; a long memory's passages
-under the query (``passage_strip``). With a query and nothing open, the result
-as the agent reads it, excerpts marked.
+under the query (``passage_strip``). With a query and nothing open the panel
+body stays empty and the result list (``result_list``, sent with the scene)
+shows instead.
 
 Every number on the panel comes from ``Memory.explain``, the same scoring
 functions a search uses. Memory text goes into plain text nodes, never HTML.
@@ -24,10 +25,9 @@ from lodviz.app.context import AppContext, app_actor
 from lodviz.app.figure import TIER_COLOURS
 from lodviz.app.page import ALL_AGENTS, tier_badge
 from lodviz.app.passage_strip import passage_block
-from lodviz.app.view import ViewRequest, agent_result, agent_tokens
+from lodviz.app.view import ViewRequest
 from lodviz.errors import LodvizError, MemoryNotFound
 from lodviz.records import Conflict, Label, MemoryRecord
-from lodviz.result import line
 from lodviz.scoring import Placement, Tier
 from lodviz.times import from_seconds
 
@@ -181,70 +181,8 @@ def panel(
     ]
 
 
-#: Result lines listed with their ids; past it, the exact text below the list holds the rest.
-RESULT_LIST_LIMIT = 100
-
-
-def result_view(app_ctx: AppContext, request: ViewRequest) -> list[Any]:
-    """The current query's result as the agent reads it: its real token count, and its lines by tier.
-
-    The same search, budget and token count as the scene and the header
-    (``view.agent_result``, ``view.agent_tokens``). The lines are exactly those
-    of ``Result.render()`` (what the MCP tool and ``search --text`` return); the
-    first ``RESULT_LIST_LIMIT`` are listed with their ids, and the whole text, in
-    the agent's order, is below. Nothing is counted or audited: this is a look.
-    """
-    result = agent_result(app_ctx.mem, request)
-    text = result.render()
-    tokens = agent_tokens(app_ctx.mem, result)
-    who = request.agent_id or "an agent with every memory (auditor view)"
-    if request.replaying is not None:
-        title = f"What {who} received (search #{request.replaying}, rebuilt)"
-    elif request.moment is not None and request.moment.at is not None:
-        title = f"What {who} would have received on {request.moment.at:%Y-%m-%d}"
-    else:
-        title = f"What {who} receives"
-    if request.budget_tokens:
-        title += f", within {request.budget_tokens:,} tokens"
-    out: list[Any] = [
-        html.Div(title, className="section-title result-title"),
-        html.Div(
-            [html.B(f"{tokens:,}", id=ids.RESULT_TOKENS), f" tokens ({app_ctx.mem.token_counter.name}) · ",
-             f"{len(result.items):,} memories: " + ", ".join(f"{n} {t.lower()}" for t, n in result.counts.items())],
-            className="hint result-counts",
-        ),
-    ]
-    room = RESULT_LIST_LIMIT
-    for tier in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE):
-        hits = result.by_tier(tier)
-        if not hits:
-            continue
-        out.append(html.Div([tier_badge(tier), html.Span(f" {len(hits)}", className="hint")], className="result-tier"))
-        listed, room = hits[:room], room - len(hits[:room])
-        if len(listed) < len(hits):
-            # A whole landscape is a thousand lines: the page lists what a person reads, the exact text holds them all.
-            out.append(html.Div(f"and {len(hits) - len(listed):,} more {tier.name.lower()} lines, in the exact text below",
-                                className="hint result-more"))
-        for hit in listed:
-            rendered = line(hit.id, hit.content, hit.whole, hit.conflicts, hit.superseded_by, bool(hit.excerpt))
-            rendered = rendered.removeprefix(f"#{hit.id} ")  # the id is the button before it
-            # A long memory's passages nearest the query, as the agent reads them: said so, or they pass for a summary.
-            marked = [html.Span("excerpt", className="excerpt-tag",
-                                title=f"{len(hit.excerpt)} of its passages, verbatim; … where text was left out")] if hit.excerpt else []
-            out.append(
-                html.Div(
-                    [
-                        html.Button(f"#{hit.id}", id={"type": ids.RESULT_PICK, "id": int(hit.id)}, className="btn small result-id", n_clicks=0,
-                                    title="Open it in the panel and the scene"),
-                        *marked,
-                        html.Span(rendered, className="result-line"),
-                    ],
-                    className="result-item excerpt" if hit.excerpt else "result-item",
-                )
-            )
-    out.append(html.Details([html.Summary("The exact text, in the agent's order"), html.Pre(text, className="full-text", id=ids.RESULT_TEXT)],
-                            className="result-exact"))
-    return out
+#: Controls that change scores and tiers only: with nothing open the panel's body does not depend on them.
+SCORING_ONLY = {ids.ALPHA, ids.LAMBDA, ids.THRESHOLDS, ids.K, ids.NOW, ids.BUDGET_MODE}
 
 
 def show(app_ctx: AppContext, memory_id: int | None, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of=None,
@@ -252,12 +190,7 @@ def show(app_ctx: AppContext, memory_id: int | None, applied, agent, alpha, lam_
     hidden = {"display": "none"}
     if memory_id is None:
         if (applied or {}).get("query", "").strip():
-            try:
-                request = view_request(app_ctx, applied, agent, params_from_controls(alpha, lam_log, thresholds, k_log), now_date, as_of,
-                                       budget_mode)
-                return html.Div(result_view(app_ctx, request), className="result-view"), hidden
-            except LodvizError as exc:
-                return html.Div(str(exc), className="error"), hidden
+            return "", hidden  # the result list shows, drawn with the scene
         return html.Div("Click a memory in the scene to see why it sits where it sits.", className="empty nothing-open"), hidden
     try:
         request = view_request(app_ctx, applied, agent, params_from_controls(alpha, lam_log, thresholds, k_log), now_date, as_of, budget_mode)
@@ -404,6 +337,8 @@ def register(app: Dash, app_ctx: AppContext) -> None:
         *[Input(component, prop) for component, prop in VIEW_CONTROLS],
     )
     def _show(memory_id, _version, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of, budget_mode):
+        if memory_id is None and dash_ctx.triggered_id in SCORING_ONLY:
+            return no_update, no_update  # nothing open: a slider changes nothing here (the result list comes with the scene)
         return show(app_ctx, memory_id, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of, budget_mode)
 
     @app.callback(
