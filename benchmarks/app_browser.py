@@ -164,7 +164,8 @@ INIT_JS = r"""
       if (afterplotAt !== null) return;
       afterplotAt = performance.now();
       g.removeListener('plotly_afterplot', handler);
-      bench.repainted().then((t1) => resolve({start: t0, afterplot: afterplotAt, end: t1, points: points(g)}));
+      // Timed to the same end as a slider move: the frame drawn, then the page settled (nothing in flight, two quiet frames).
+      bench.repainted().then((t1) => bench.settled().then((t2) => resolve({start: t0, afterplot: afterplotAt, repainted: t1, end: t2, points: points(g)})));
     };
     g.on('plotly_afterplot', handler);
     Plotly.relayout(g, {'scene.camera': {eye: eye, center: cam.center, up: {x: 0, y: 0, z: 1}}}).catch(reject);

@@ -60,7 +60,7 @@ def main() -> None:
                         page.focus(keys[0])
                         for _ in range(keys[2]):
                             page.keyboard.press(keys[1])
-                        page.wait_for_function("() => document.querySelector('#change-counts').innerText.includes('up')", timeout=60_000)
+                        page.wait_for_function("() => /[1-9]/.test(document.querySelector('#change-counts').innerText)", timeout=60_000)
                         page.wait_for_timeout(2500)
                     if scroll_to:
                         page.eval_on_selector(scroll_to, "e => e.scrollIntoView({block: 'start'})")
@@ -92,8 +92,10 @@ def main() -> None:
                 for later in ("indemnification obligations of the sponsor", "data protection addendum and GDPR transfers"):
                     mem.search(later, agent_id="legal-review", actor="legal-review")
                 shoot(f"{url}?replay={event}", "replay.png", "() => (document.querySelector('#replay-verdict') || {}).innerText")
-                # What changed: α from legal's 0.50 to 0.30, against the settings the page opened with.
-                shoot(legal, "changes.png", placed, keys=("#alpha [role=slider]", "ArrowLeft", 4), scroll_to=".card:has(#change-counts)")
+                # What changed: α from legal's 0.50 to 0.30, against its saved profile, over every candidate (budget=whole):
+                # within its 2,000-token budget, once its searches above have used these memories, no α changes what it receives.
+                shoot(f"{legal}&budget=whole", "changes.png", placed, keys=("#alpha [role=slider]", "ArrowLeft", 4),
+                      scroll_to=".card:has(#change-counts)")
                 browser.close()
         finally:
             mem.close()

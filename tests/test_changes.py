@@ -44,6 +44,33 @@ def test_a_move_of_alpha_lists_the_memories_whose_returned_tier_changed(mem):
     assert ids[0] not in expected  # a memory of today is FULL under both
 
 
+def test_under_a_budget_a_move_lists_what_the_agent_receives_differently(mem):
+    for i, age in enumerate((0, 5, 20, 60, 120, 240)):
+        mem.add(f"Supplier audit note {i} about the Hyderabad plant: findings, owners and the follow-up visit.", created_at=days_ago(age))
+    before, after = RECENCY, RECENCY.with_(lam=0.002)
+    budget = 60  # a few memories' worth: the budget, not the thresholds, decides most tiers
+
+    changes = mem.compare(before, after, "supplier audit", now=NOW, budget_tokens=budget)
+
+    ids = np.sort(mem.columns().ids)
+    got = [mem.search("supplier audit", params=p, now=NOW, budget_tokens=budget, touch=False, record=False).tiers_of(ids) for p in (before, after)]
+    expected = {int(i): (int(x), int(y)) for i, x, y in zip(ids, *got) if x != y}
+    assert expected  # the move changes what the agent receives
+    assert dict(zip(changes.ids.tolist(), zip(changes.before.tolist(), changes.after.tolist()))) == expected
+    unbudgeted = mem.compare(before, after, "supplier audit", now=NOW)
+    assert len(unbudgeted) > len(changes)  # without the budget more tiers move than the agent ever sees
+
+
+def test_a_results_tiers_of_its_ids_are_its_items_tiers_and_out_for_the_rest(mem):
+    for i in range(5):
+        mem.add(f"Supplier audit note {i}.", created_at=days_ago(i))
+    result = mem.search("supplier audit", now=NOW, budget_tokens=30, touch=False, record=False)
+    ids = np.sort(mem.columns().ids)
+    tiers = dict(zip(ids.tolist(), result.tiers_of(ids).tolist()))
+    assert {hit.id: int(hit.tier) for hit in result.items} == {i: t for i, t in tiers.items() if t != Tier.OUT}
+    assert sum(t == Tier.OUT for t in tiers.values()) == len(ids) - len(result.items)
+
+
 def test_the_change_table_is_a_dataframe_an_auditor_can_filter(mem):
     for age in (0, 20, 60):
         mem.add(f"Audit note written {age} days ago.", created_at=days_ago(age))

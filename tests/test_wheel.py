@@ -1,4 +1,4 @@
-"""A built wheel, installed outside the source checkout, runs `lodviz demo`: assets and sample store included."""
+"""A built wheel, installed outside the source checkout, runs `lodviz demo`: the checkout's assets/ and the sample store included."""
 
 from __future__ import annotations
 
@@ -70,6 +70,13 @@ def test_the_installed_demo_serves_the_page_its_stylesheet_and_the_sample_store(
             css = response.read().decode()
         assert response.status == 200 and "lodviz: the memory landscape" in css
         assert "picking.js" in page  # the scene's picking script ships too
+        # Every file of the checkout's assets/ is served, byte for byte: one copy, edited there, shipped in the wheel.
+        assets = sorted(p for p in (ROOT / "assets").iterdir() if p.is_file())
+        assert {p.name for p in assets} >= {"style.css", "picking.js", "keys.js"}
+        for path in assets:
+            with urllib.request.urlopen(f"{url.rstrip('/')}/assets/{path.name}", timeout=30) as response:
+                assert response.status == 200, path.name
+                assert response.read() == path.read_bytes(), path.name
     finally:
         server_process.terminate()
         try:

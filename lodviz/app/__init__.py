@@ -26,7 +26,15 @@ from lodviz.memory import Memory
 
 log = logging.getLogger("lodviz.app")
 
-ASSETS = Path(__file__).resolve().parent / "assets"
+
+
+def assets_folder() -> Path:
+    """Where the app's stylesheets, scripts and images are: the copy a wheel ships in the package
+    (``setup.py`` puts it there), else, run from a checkout, the top-level ``assets/`` (the one to edit)."""
+    here = Path(__file__).resolve().parent
+    packaged = here / "assets"
+    return packaged if packaged.is_dir() else here.parent.parent / "assets"
+
 
 
 def create_app(
@@ -50,7 +58,7 @@ def create_app(
     app = dash.Dash(
         __name__,
         title=title,
-        assets_folder=str(ASSETS),
+        assets_folder=str(assets_folder()),
         update_title=None,  # type: ignore[arg-type]  # Dash documents None: no "Updating..." title
         suppress_callback_exceptions=False,
     )

@@ -42,6 +42,20 @@ def test_page_loads_with_the_scene_drawn(page, served):
     assert page.errors == []
 
 
+def test_a_checkout_serves_the_top_level_assets_folder(page, served):
+    from pathlib import Path
+
+    url, _ = served
+    loaded: dict[str, bytes] = {}
+    page.on("response", lambda r: loaded.__setitem__(r.url.split("/assets/", 1)[1].split("?")[0], r.body())
+            if "/assets/" in r.url and r.ok else None)
+    open_scene(page, url)
+    assets = Path(__file__).resolve().parents[2] / "assets"
+    files = {p.name: p.read_bytes() for p in assets.iterdir() if p.is_file()}
+    assert set(files) >= {"style.css", "picking.js", "keys.js"}
+    assert loaded == files  # every file the page loads is the checkout's, byte for byte, and it loads them all
+
+
 def test_typing_a_query_places_the_camera(page, served):
     url, _ = served
     open_scene(page, url)
@@ -275,7 +289,8 @@ def test_the_result_list_is_what_the_agent_receives_and_its_ids_open_memories(pa
     open_scene(page, url + "?agent=legal-review")
     search(page, "limitation of liability cap in CRO agreements")
     page.wait_for_selector("#result-text", state="attached", timeout=30_000)
-    expected = mem.search("limitation of liability cap in CRO agreements", agent_id="legal-review", touch=False, record=False)
+    expected = mem.search("limitation of liability cap in CRO agreements", agent_id="legal-review", touch=False, record=False,
+                          budget_tokens="default")  # what the agent receives over MCP: within its profile's budget
     assert page.text_content("#result-text") == expected.render()
     from lodviz.tokens import count
 
@@ -283,8 +298,9 @@ def test_the_result_list_is_what_the_agent_receives_and_its_ids_open_memories(pa
     first = expected.by_tier(Tier.FULL)[0] if expected.by_tier(Tier.FULL) else expected.items[0]
     page.click(f"button.result-id >> text='#{first.id}'")
     assert eventually(page, lambda: page.is_visible(".panel-id") and page.inner_text(".panel-id").startswith(f"#{first.id} "), 20_000)
+    assert not page.is_visible(".result-title")  # the memory's panel, not the list under it
     page.click("#panel-close")  # back to the result
-    page.wait_for_selector("#result-text", state="attached", timeout=20_000)
+    page.wait_for_selector(".result-title", state="visible", timeout=20_000)
     assert page.errors == []
 
 
