@@ -98,6 +98,7 @@ ACCESS_MODE = "access-mode"
 RESULT_PICK = "result-pick"
 RESULT_TEXT = "result-text"
 RESULT_TOKENS = "result-tokens"
+PANEL_RECEIVED = "panel-received"  # the tier a budget gives an open memory, when not its score's
 RESULT_LIST = "result-list"  # the result as the agent reads it: with a query and nothing open
 
 # The store as it was: a replayed search (from the audit tab) or the time slider.

@@ -120,6 +120,21 @@ def test_the_scene_lifts_only_what_the_agent_receives_and_rings_what_the_budget_
     assert "faint rings" in text_of(legend) and "Heights are what the agent receives" in text_of(note)
 
 
+def test_an_open_memory_the_budget_lowered_shows_the_tier_it_is_received_at(ctx, app_mem):
+    params = PRESETS["legal"]
+    budget = app_mem.profile(None).budget
+    budgeted = app_mem.search(QUERY["query"], params=params, now=app_mem.now(), touch=False, record=False, budget_tokens=budget)
+    whole = app_mem.search(QUERY["query"], params=params, now=app_mem.now(), touch=False, record=False)
+    received = {hit.id: hit.tier for hit in budgeted.items}
+    lowered = next(hit for hit in whole.items if hit.tier > received.get(hit.id, Tier.OUT))
+    body, _ = selection.show(ctx, lowered.id, QUERY, ALL_AGENTS, *controls(params), None)
+    tier = received.get(lowered.id, Tier.OUT)
+    nodes = [node for part in body for node in _walk(part)]
+    assert next(node for node in nodes if getattr(node, "className", None) == "badge").children == tier.name  # as the scene shows it
+    note = next(node for node in nodes if getattr(node, "id", None) == "panel-received")
+    assert f"Within its {budget:,}-token budget the agent receives it {tier.name}" in note.children
+
+
 def test_the_whole_landscape_mode_shows_every_candidate_with_no_rings(ctx, app_mem):
     params = PRESETS["legal"]
     figure, counts, _, _ = render(ctx, QUERY, params=params, budget_mode="whole")

@@ -25,7 +25,7 @@ from lodviz.app.context import AppContext, app_actor
 from lodviz.app.figure import TIER_COLOURS
 from lodviz.app.page import ALL_AGENTS, tier_badge
 from lodviz.app.passage_strip import passage_block
-from lodviz.app.view import ViewRequest
+from lodviz.app.view import ViewRequest, agent_result
 from lodviz.errors import LodvizError, MemoryNotFound
 from lodviz.records import Conflict, Label, MemoryRecord
 from lodviz.scoring import Placement, Tier
@@ -130,11 +130,14 @@ def panel(
     passages: pd.DataFrame | None = None,
     query: str | None = None,
     unseen: dict[int, str] | None = None,
+    received: tuple[Tier, int] | None = None,
 ) -> list[Any]:
     """The panel's content for one memory under the current view.
 
     ``passages`` (``Memory.passages``): a long memory's text is shown passage by
     passage under a strip of heat for ``query``, the ones the agent received marked.
+    ``received``: (the tier the agent receives it at, the budget) when a budget
+    gives it another tier than its score: the badge shows that tier, as the scene does.
     """
     s, d, score = placement.similarity, placement.decay, placement.score
     strip, texts = passage_block(passages, len(record.text), query) if passages is not None and len(passages) else ([], [
@@ -145,8 +148,12 @@ def panel(
     if placement.penalty:
         formula += f" − penalty {placement.penalty:.3f}"
     formula += f" = {score:.3f}"
+    shown = received[0] if received is not None else placement.tier
+    budget_note = [html.Div(
+        f"Within its {received[1]:,}-token budget the agent receives it {received[0].name}: one search keeps what fits, "
+        "and the scene shows it there.", className="reason budget-note", id=ids.PANEL_RECEIVED)] if received is not None else []
     return [
-        html.Div([tier_badge(placement.tier), html.Span(f"#{record.id} · {record.agent_id} · {record.kind} · {record.visibility}", className="panel-id")], className="panel-head"),
+        html.Div([tier_badge(shown), html.Span(f"#{record.id} · {record.agent_id} · {record.kind} · {record.visibility}", className="panel-id")], className="panel-head"),
         html.H3(record.headline, className="panel-headline", id=ids.PANEL_HEADLINE),
         html.Div("Why this tier", className="section-title"),
         why_bar(placement),
@@ -160,6 +167,7 @@ def panel(
         ),
         html.Div(formula, className="formula"),
         html.Div(placement.reason, className="reason", id=ids.PANEL_REASON),
+        *budget_note,
         *strip,
         *conflict_block(record, conflicts or [], headlines or {}, unseen),
         html.Div("" if has_query else "No query: α is 0 here, so L is the decay D alone.", className="hint"),
@@ -215,11 +223,16 @@ def show(app_ctx: AppContext, memory_id: int | None, applied, agent, alpha, lam_
         unseen = unseen_partners(app_ctx, record, conflicts, request.agent_id)
         # In a replay, what that search delivered; otherwise the agent's latest use of the memory.
         passages = app_ctx.mem.passages(memory_id, query=request.query, agent_id=request.agent_id, event_id=request.replaying)
+        received = None
+        if request.has_query and request.budget_tokens:  # what the scene shows: the tier it is received at
+            tier = Tier(int(agent_result(app_ctx.mem, request).tiers_of(np.array([record.id]))[0]))
+            received = (tier, request.budget_tokens) if tier != placement.tier else None
     except MemoryNotFound:
         return html.Div("That memory is not visible to this agent.", className="empty"), hidden
     except LodvizError as exc:
         return html.Div(str(exc), className="error"), hidden
-    return panel(record, placement, params.alpha, request.has_query, conflicts, headlines, passages, request.query, unseen), {"display": "block"}
+    return (panel(record, placement, params.alpha, request.has_query, conflicts, headlines, passages, request.query, unseen, received),
+            {"display": "block"})
 
 
 def unseen_partners(app_ctx: AppContext, record: MemoryRecord, conflicts: list[Conflict], agent_id: str | None) -> dict[int, str]:
