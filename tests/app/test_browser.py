@@ -95,6 +95,19 @@ def test_shift_arrows_move_alpha_by_a_hundredth(page, served):
     assert "alpha=0.70" in page.url
 
 
+def test_a_preset_is_lit_while_the_sliders_hold_it_and_not_after_a_move(page, served):
+    url, _ = served
+    open_scene(page, url)
+    lit = "() => Array.from(document.querySelectorAll('.preset-on')).map(b => b.id)"
+    assert page.evaluate(lit) == []  # the default profile is no preset
+    page.click("#preset-digest")
+    assert eventually(page, lambda: page.evaluate(lit) == ["preset-digest"], 10_000)
+    page.focus("#alpha [role=slider]")  # the pointer stays over Digest, as a person's would
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")
+    assert eventually(page, lambda: page.evaluate(lit) == [], 10_000), page.inner_text("#alpha-readout")
+
+
 def test_a_preset_glides_the_sliders_to_its_values(page, served):
     url, _ = served
     open_scene(page, url)

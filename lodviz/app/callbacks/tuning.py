@@ -7,6 +7,8 @@ jump; an agent's profile is set at once.
 
 from __future__ import annotations
 
+import json
+
 from dash import Dash, Input, Output, State, no_update
 from dash import ctx as dash_ctx
 
@@ -102,6 +104,27 @@ def register(app: Dash, app_ctx: AppContext) -> None:
         State(ids.THRESHOLDS, "value"),
         State(ids.K, "value"),
         prevent_initial_call=True,
+    )
+
+    # A preset button is lit while the sliders hold its values, and only then (a hover or a focus is not "current").
+    presets = {button: dict(zip(("alpha", "lam", "th"), slider_values(PRESETS[button.removeprefix(ids.PRESET_PREFIX)])[:3]))
+               for button in (ids.PRESET_RESEARCH, ids.PRESET_DIGEST, ids.PRESET_LEGAL)}
+    app.clientside_callback(
+        f"""
+        function(alpha, lam, th) {{
+            const presets = {json.dumps(presets)};
+            const t = [...th].sort((a, b) => a - b);
+            const near = (a, b) => Math.abs(a - b) < 0.005;
+            return Object.values(presets).map((p) => {{
+                const on = near(alpha, p.alpha) && near(lam, p.lam) && p.th.every((v, j) => near(v, t[j]));
+                return on ? 'btn small preset-on' : 'btn small';
+            }});
+        }}
+        """,
+        *[Output(button, "className") for button in presets],
+        Input(ids.ALPHA, "value"),
+        Input(ids.LAMBDA, "value"),
+        Input(ids.THRESHOLDS, "value"),
     )
 
     @app.callback(
