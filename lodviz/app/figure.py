@@ -47,6 +47,9 @@ CHANGE_WORDS = {"up": "up", "down": "down", "in": "in (was out)", "out": "out (w
 CONFLICT_COLOUR = "#ff5c7a"
 COLOR_MODES = ("tier", "agent", "kind", "age")
 GRID_CELLS = 56
+#: The scene's terrace names and ground axis names, px (presentation mode enlarges them).
+TERRACE_LABEL_PX = 13
+GROUND_LABEL_PX = 12
 
 
 def _tier_colorscale() -> list[list[Any]]:
@@ -389,12 +392,12 @@ def scene_labels(x0: float, x1: float, y0: float, y1: float) -> list[dict[str, A
     terraces = [
         {
             "x": x0, "y": y0, "z": t * TERRACE_HEIGHT + 0.45, "text": f"<b>{t.name}</b>", "showarrow": False,
-            "xanchor": "left", "xshift": 6, "font": {"color": TIER_COLOURS[t], "size": 13},
+            "xanchor": "left", "xshift": 6, "font": {"color": TIER_COLOURS[t], "size": TERRACE_LABEL_PX},
             "bgcolor": "rgba(11,16,32,0.82)", "bordercolor": TIER_COLOURS[t], "borderwidth": 1, "borderpad": 3,
         }
         for t in Tier
     ]
-    ground = {"showarrow": False, "font": {"color": "#9aa6c2", "size": 12}, "bgcolor": "rgba(11,16,32,0.6)", "borderpad": 2}
+    ground = {"showarrow": False, "font": {"color": "#9aa6c2", "size": GROUND_LABEL_PX}, "bgcolor": "rgba(11,16,32,0.6)", "borderpad": 2}
     axes = [
         {**ground, "x": (x0 + x1) / 2, "y": y0, "z": 0.01, "text": "semantic map →", "yanchor": "top", "yshift": -6},
         {**ground, "x": x1, "y": (y0 + y1) / 2, "z": 0.01, "text": "semantic map ↗", "yanchor": "top", "yshift": -6},

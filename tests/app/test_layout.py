@@ -176,6 +176,22 @@ def test_presentation_mode_gives_the_scene_the_screen_and_the_query_the_title(si
     assert scene_width(sized) < 0.9 * width
 
 
+def test_presentation_mode_brings_the_camera_in_and_names_the_terraces_in_large_type(sized, served):
+    url, _ = served
+    open_scene(sized, f"{url}?q={QUERY.replace(' ', '+')}")
+    eye = "() => { const e = document.querySelector('#scene .js-plotly-plot')._fullLayout.scene.camera.eye; return Math.hypot(e.x, e.y, e.z); }"
+    terrace_px = """() => Array.from(document.querySelectorAll('#scene .annotation-text'))
+        .filter(t => ['FULL', 'SUMMARY', 'HEADLINE', 'OUT'].includes(t.textContent)).map(t => parseFloat(getComputedStyle(t).fontSize))"""
+    desk = sized.evaluate(eye)
+    assert max(sized.evaluate(terrace_px)) < 20
+    sized.click("#present")
+    assert eventually(sized, lambda: sized.evaluate(eye) < 0.85 * desk, 10_000)  # nearer: the terraces fill more of the width
+    assert eventually(sized, lambda: min(sized.evaluate(terrace_px)) >= 24, 10_000)  # readable across a room
+    sized.keyboard.press("Escape")
+    assert eventually(sized, lambda: abs(sized.evaluate(eye) - desk) < 1e-6, 10_000)
+    assert eventually(sized, lambda: max(sized.evaluate(terrace_px)) < 20, 10_000)
+
+
 CLIPPED_JS = """
 (sel) => { const el = document.querySelector(sel); if (!el) return null;
   return {w: el.scrollWidth - el.clientWidth, h: el.scrollHeight - el.clientHeight, shown: el.getBoundingClientRect().width > 0}; }
