@@ -326,49 +326,47 @@ def moves(browser: Any, url: str, pairs: int, warmup: int, slider: str, timeout_
         thumb = f"#{slider} [role=slider]"
         page.focus(thumb)
         keys = ["ArrowRight", "ArrowLeft"]
+        presses = 0
+
+        def slider_move() -> dict[str, Any]:
+            nonlocal presses
+            page.evaluate("() => { performance.clearResourceTimings(); return window.__bench.armSlider(); }")
+            page.keyboard.press(keys[presses % 2])
+            presses += 1
+            row = page.evaluate(WITHIN, ["pending", timeout_s * 1000])
+            if row is None:
+                raise TimeoutError(f"a slider move took more than {timeout_s:.0f} s")
+            return row
+
+        def camera_move() -> dict[str, Any]:
+            row = page.evaluate(WITHIN, ["cameraMove", timeout_s * 1000])
+            if row is None:
+                raise TimeoutError(f"a camera move took more than {timeout_s:.0f} s")
+            return row
+
         slider_rows: list[dict[str, Any]] = []
         camera_rows: list[dict[str, Any]] = []
         started = time.perf_counter()
-        done = 0
         for i in range(warmup + pairs):
             if i >= warmup + 2 and time.perf_counter() - started > budget_s:
                 break  # a slow size: keep what was measured
             order = ("slider", "camera") if i % 2 == 0 else ("camera", "slider")
             for what in order:
-                if what == "camera":
-                    row = page.evaluate(WITHIN, ["cameraMove", timeout_s * 1000])
-                    if row is None:
-                        raise TimeoutError(f"a camera move took more than {timeout_s:.0f} s")
-                    if i >= warmup:
-                        camera_rows.append(row)
-                else:
-                    page.evaluate("() => { performance.clearResourceTimings(); return window.__bench.armSlider(); }")
-                    page.keyboard.press(keys[done % 2])
-                    done += 1
-                    row = page.evaluate(WITHIN, ["pending", timeout_s * 1000])
-                    if row is None:
-                        raise TimeoutError(f"a slider move took more than {timeout_s:.0f} s")
-                    if i >= warmup:
-                        slider_rows.append(row)
+                row = camera_move() if what == "camera" else slider_move()
+                if i >= warmup:
+                    (camera_rows if what == "camera" else slider_rows).append(row)
                 page.wait_for_timeout(150)  # let the poll and the page settle between moves
         # The long-task pass: the same key presses with no readPixels, each window's longest main-thread task.
         page.evaluate("() => { window.__bench.noSync = true; }")
         windows = []
-        for i in range(max(pairs // 2, 2)):
-            page.evaluate("() => window.__bench.armSlider()")
-            page.keyboard.press(keys[done % 2])
-            done += 1
-            row = page.evaluate(WITHIN, ["pending", timeout_s * 1000])
-            if row is None:
-                raise TimeoutError(f"a slider move took more than {timeout_s:.0f} s")
+        for _ in range(max(pairs // 2, 2)):
+            row = slider_move()
             page.wait_for_timeout(300)  # long-task entries arrive after their task
             windows.append((row["start"], row["settled"]))
         # The same for bare camera moves: the longest task drawing the scene alone costs the main thread.
         camera_windows = []
         for _ in range(max(pairs // 2, 2)):
-            row = page.evaluate(WITHIN, ["cameraMove", timeout_s * 1000])
-            if row is None:
-                raise TimeoutError(f"a camera move took more than {timeout_s:.0f} s")
+            row = camera_move()
             page.wait_for_timeout(300)
             camera_windows.append((row["start"], row["end"]))
         tasks_seen = page.evaluate("() => window.__bench.longtasks") or []
