@@ -316,7 +316,41 @@ WITHIN = """([name, ms]) => {
 }"""
 
 
-def moves(browser: Any, url: str, pairs: int, warmup: int, slider: str, timeout_s: float, budget_s: float) -> dict[str, Any]:
+#: A click on the element ``target`` (a JS expression) timed to the page settled once ``done`` holds.
+TIMED_CLICK = """async ([target, done]) => {
+  const element = new Function('return ' + target)();
+  const t0 = performance.now();
+  element.click();
+  const until = new Function('return (' + done + ')()');
+  while (!until()) await new Promise((r) => requestAnimationFrame(r));
+  return (await window.__bench.settled()) - t0;
+}"""
+
+
+def clicks(page: Any, rounds: int) -> dict[str, Any]:
+    """A preset's glide and a trip to the Audit log tab and back, each to the settled page (issue 32 names both)."""
+    from lodviz.app.callbacks.scoring import slider_values
+    from lodviz.params import PRESETS
+
+    glide, back = [], []
+    for i in range(rounds):
+        name = ("digest", "research")[i % 2]
+        alpha = f"{slider_values(PRESETS[name])[0]:.2f}"
+        glide.append(page.evaluate(TIMED_CLICK, [f"document.querySelector('#preset-{name}')",
+                                                 f"() => document.querySelector('#alpha-readout').innerText === '{alpha}'"]))
+        page.wait_for_timeout(300)
+        page.click("text=Audit log")
+        page.wait_for_selector("#audit-table", state="visible")
+        page.wait_for_timeout(300)
+        back.append(page.evaluate(TIMED_CLICK, ["Array.from(document.querySelectorAll('.tab')).find(t => t.innerText.trim() === 'Landscape')",
+                                                "() => { const c = document.querySelector('#scene .gl-container canvas'); "
+                                                "return !!c && c.getBoundingClientRect().width > 0 && !!document.querySelector('#counts b'); }"]))
+        page.wait_for_timeout(300)
+    return {"preset_glide": summary([g / 1000 for g in glide]), "back_to_landscape": summary([b / 1000 for b in back])}
+
+
+def moves(browser: Any, url: str, pairs: int, warmup: int, slider: str, timeout_s: float, budget_s: float,
+          extras: bool = False) -> dict[str, Any]:
     """Slider moves and camera moves, alternating in one page, each timed to the repaint."""
     context, page, errors = bench_page(browser)
     try:
@@ -372,6 +406,7 @@ def moves(browser: Any, url: str, pairs: int, warmup: int, slider: str, timeout_
         tasks_seen = page.evaluate("() => window.__bench.longtasks") or []
         page.evaluate("() => { window.__bench.noSync = false; }")
         note = page.inner_text("#scene-note")
+        clicked = clicks(page, 3) if extras else None
     finally:
         context.close()
 
@@ -406,6 +441,8 @@ def moves(browser: Any, url: str, pairs: int, warmup: int, slider: str, timeout_
         "note": note,
         "errors": errors,
     }
+    if clicked is not None:
+        out.update(clicked)
     if slider_total.get("n") and camera_total.get("n"):
         out["ratio_p50"] = slider_total["p50_ms"] / camera_total["p50_ms"]
         out["ratio_p95"] = slider_total["p95_ms"] / camera_total["p95_ms"]
@@ -478,7 +515,8 @@ def browser_part(app: Any, cfg: dict[str, Any], drawn: dict[str, int]) -> dict[s
                         f"{scenario['first_settled_ms']['p50'] / 1000:.2f} s ({scenario['first_paint'][0]['points']:,} points)")
                     if cfg["pairs"]:
                         slider = "alpha" if link else "lambda"
-                        scenario["moves"] = moves(browser, page_url, cfg["pairs"], cfg["warmup"], slider, cfg["timeout_s"], cfg["move_budget_s"])
+                        scenario["moves"] = moves(browser, page_url, cfg["pairs"], cfg["warmup"], slider, cfg["timeout_s"], cfg["move_budget_s"],
+                                                  extras=name == "result list")
                         m = scenario["moves"]
                         log(
                             f"    {name}: slider move p50 {m['slider_move'].get('p50_ms', float('nan')):.0f} ms "
@@ -697,6 +735,11 @@ def targets(result: dict[str, Any]) -> dict[str, Any]:
             tasks[str(m["rows"])] = {"max_ms": longest, "met": longest <= LONG_TASK_TARGET_MS,
                                      "camera_max_ms": (listed.get("camera_longest_task_ms") or {}).get("max")}
     out["query_link_first_paint"] = {"target_ratio": LINK_RATIO_TARGET, "cases": links}
+    out["clicks_with_the_result_list"] = {
+        str(m["rows"]): {k: mv[k]["p50_ms"] for k in ("preset_glide", "back_to_landscape") if mv.get(k, {}).get("n")}
+        for m in result["sizes"] + ([result["sample"]] if result.get("sample") else [])
+        for mv in [m.get("browser", {}).get("result list", {}).get("moves", {})]
+    }
     out["longest_task_result_list"] = {"target_ms": LONG_TASK_TARGET_MS, "cases": tasks}
     if result.get("sample"):
         fp = result["sample"]["browser"].get("nothing open", {}).get("first_paint_ms")
@@ -821,6 +864,10 @@ def targets_text(t: dict[str, Any]) -> str:
         lines.append(f"server part < {SERVER_TARGET_MS:.0f} ms at 100k, {view}: p50 {r['p50_ms']:.1f} ms, p95 {r['p95_ms']:.1f} ms  {'met' if r['met_p50'] else 'NOT met'}")
     for rows, r in (t.get("query_link_first_paint") or {}).get("cases", {}).items():
         lines.append(f"query link first paint <= {LINK_RATIO_TARGET}x a no-query one, {rows}: {r['ratio_p50']:.2f}x  {'met' if r['met'] else 'NOT met'}")
+    for rows, r in (t.get("clicks_with_the_result_list") or {}).items():
+        if r:
+            lines.append(f"with the result list, {rows}: a preset's glide to the settled page p50 {r.get('preset_glide', float('nan')):.0f} ms "
+                         f"(eight frames of 90 ms by design), back to the Landscape tab p50 {r.get('back_to_landscape', float('nan')):.0f} ms")
     for rows, r in (t.get("longest_task_result_list") or {}).get("cases", {}).items():
         camera = f" (a bare camera move's: {r['camera_max_ms']:.0f} ms)" if r.get("camera_max_ms") is not None else ""
         lines.append(f"no task over {LONG_TASK_TARGET_MS:.0f} ms during a move with the result list, {rows}: longest {r['max_ms']:.0f} ms{camera}  "
