@@ -135,6 +135,15 @@ def test_an_open_memory_the_budget_lowered_shows_the_tier_it_is_received_at(ctx,
     assert f"Within its {budget:,}-token budget the agent receives it {tier.name}" in note.children
 
 
+def test_the_header_counts_what_the_search_returns_even_beyond_the_k_nearest(ctx, app_mem):
+    params = PRESETS["legal"].with_(k=20)  # a narrow k: memories found by a passage come on top of the 20 nearest
+    _, counts, _, _ = render(ctx, QUERY, params=params, budget_mode="whole")
+    result = app_mem.search(QUERY["query"], params=params, now=app_mem.now(), touch=False, record=False)
+    assert len(result.items) > 20
+    c = result.counts
+    assert f"{c['FULL']:,} full {c['SUMMARY']:,} summaries {c['HEADLINE']:,} headlines" in text_of(counts)
+
+
 def test_the_whole_landscape_mode_shows_every_candidate_with_no_rings(ctx, app_mem):
     params = PRESETS["legal"]
     figure, counts, _, _ = render(ctx, QUERY, params=params, budget_mode="whole")
