@@ -42,6 +42,23 @@ def test_page_loads_with_the_scene_drawn(page, served):
     assert page.errors == []
 
 
+def test_the_whole_landscape_toggle_shows_every_candidate_and_stays_in_the_link(page, served):
+    url, mem = served
+    query = "limitation of liability cap in CRO agreements"
+    open_scene(page, url + "?agent=legal-review")
+    search(page, query)
+    budgeted = mem.search(query, agent_id="legal-review", touch=False, record=False, budget_tokens="default")
+    assert eventually(page, lambda: f"{budgeted.counted_tokens:,} of 2,000 tokens" in " ".join(page.inner_text("#counts").split()), 20_000)
+    page.click("#budget-mode input[value=whole]")
+    whole = mem.search(query, agent_id="legal-review", touch=False, record=False)
+    assert eventually(page, lambda: f"{whole.counts['HEADLINE']:,} headlines" in " ".join(page.inner_text("#counts").split()), 20_000)
+    assert "no budget" in page.inner_text("#counts") and "budget=whole" in page.url
+    page.reload()
+    page.wait_for_selector("#scene .gl-container canvas", timeout=60_000)
+    assert eventually(page, lambda: page.is_checked("#budget-mode input[value=whole]"), 20_000)  # the link keeps it
+    assert page.errors == []
+
+
 def test_a_checkout_serves_the_top_level_assets_folder(page, served):
     from pathlib import Path
 

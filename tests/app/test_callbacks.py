@@ -279,6 +279,13 @@ def test_a_bad_url_is_refused_in_words_and_opens_on_the_profile(app_mem):
     assert Controls.from_url("http://x/?agent=legal-review&alpha=0.3", app_mem).refused == ()
 
 
+def test_a_link_asks_for_the_whole_landscape_or_is_refused_in_words(app_mem):
+    assert Controls.from_url("http://x/?q=cap&budget=whole", app_mem).budget == "whole"
+    assert Controls.from_url("http://x/?q=cap", app_mem).budget == "agent"  # by default, what one search returns
+    c = Controls.from_url("http://x/?q=cap&budget=lots", app_mem)
+    assert c.budget == "agent" and c.refused == ("budget='lots' is not one of agent, whole",)
+
+
 @pytest.mark.slow
 def test_poll_notices_a_write_from_elsewhere(ctx, app_mem):
     seen, _, _ = status.poll(ctx, None, 0)
