@@ -349,13 +349,13 @@ class Memory:
         budget (what the agent receives).
         """
         a = self.landscape(query, agent_id=agent_id, params=before, now=now, exclude=exclude, as_of=as_of)
-        b = self.landscape(query, agent_id=agent_id, params=after, now=now, exclude=exclude, as_of=as_of)
         if query and budget_tokens is not None:
             def received(params: Params) -> np.ndarray:
                 found = self.search(query, agent_id=agent_id, params=params, now=now if now is not None else a.now, exclude=exclude,
                                     budget_tokens=budget_tokens, touch=False, record=False, as_of=as_of)
                 return found.tiers_of(a.state.ids)
             return tier_changes(a.state.ids, received(before), received(after))
+        b = self.landscape(query, agent_id=agent_id, params=after, now=now, exclude=exclude, as_of=as_of)
         return tier_changes(a.state.ids, a.returned_tiers(), b.returned_tiers())
 
     def past_search(self, event_id: int) -> tuple[AuditEvent, Params]:

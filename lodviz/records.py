@@ -257,6 +257,15 @@ ROW_FIELDS = (
 )
 
 
+def rows_in(sorted_ids: np.ndarray, ids: Sequence[int] | np.ndarray) -> np.ndarray:
+    """Positions of ``ids`` in ``sorted_ids`` (ascending), -1 for an id it does not hold."""
+    ids = np.asarray(ids, dtype=np.int64)
+    if not len(sorted_ids):
+        return np.full(len(ids), -1, dtype=np.int64)
+    at = np.minimum(np.searchsorted(sorted_ids, ids), len(sorted_ids) - 1)
+    return np.where(sorted_ids[at] == ids, at, -1)
+
+
 @dataclass
 class Columns:
     """The numeric columns of many memories, aligned by row, sorted by id.
@@ -303,10 +312,7 @@ class Columns:
 
     def rows_or_missing(self, ids: np.ndarray) -> np.ndarray:
         """Row positions of ``ids``, -1 for an id these columns do not hold (written since, say)."""
-        if not len(self.ids):
-            return np.full(len(ids), -1, dtype=np.int64)
-        at = np.minimum(np.searchsorted(self.ids, ids), len(self.ids) - 1)
-        return np.where(self.ids[at] == ids, at, -1)
+        return rows_in(self.ids, ids)
 
     def visible_to(self, agent_id: str | None) -> np.ndarray:
         """Mask of rows an agent may see: its own and shared ones; all for None. Never a forgotten one."""

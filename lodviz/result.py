@@ -41,7 +41,7 @@ import numpy as np
 
 from lodviz import scoring
 from lodviz.params import Params
-from lodviz.records import Columns
+from lodviz.records import Columns, rows_in
 from lodviz.scoring import Tier
 from lodviz.times import iso
 
@@ -352,12 +352,8 @@ class Result:
         ids = np.asarray(ids, dtype=np.int64)
         tiers = np.full(len(ids), int(Tier.OUT), dtype=np.int8)
         for name, got in self.returned.items():
-            if not got or not len(ids):
-                continue
-            wanted = np.asarray(got, dtype=np.int64)
-            rows = np.minimum(np.searchsorted(ids, wanted), len(ids) - 1)
-            found = ids[rows] == wanted
-            tiers[rows[found]] = int(Tier.parse(name))
+            rows = rows_in(ids, got)
+            tiers[rows[rows >= 0]] = int(Tier.parse(name))
         return tiers
 
     def render(self) -> str:

@@ -28,7 +28,8 @@ from lodviz.scoring import Tier
 
 ALL_AGENTS = "__all__"
 #: What the scene, the counts and the result list show: one search under the agent's budget, or every candidate.
-BUDGET_MODES = ("agent", "whole")
+AGENT_BUDGET, WHOLE_LANDSCAPE = "agent", "whole"
+BUDGET_MODES = (AGENT_BUDGET, WHOLE_LANDSCAPE)
 LAMBDA_RANGE = (-3.3, 0.0)  # log10 of lambda per day
 K_RANGE = (1.0, 4.0)  # log10 of k
 AUDIT_ACTIONS = list(audit.ACTIONS)
@@ -46,7 +47,7 @@ class Controls:
     color: str = "tier"
     terrain: bool = False
     selected: int | None = None  # the memory open in the panel
-    budget: str = "agent"  # BUDGET_MODES: what one of the agent's searches returns, or the whole landscape
+    budget: str = AGENT_BUDGET  # BUDGET_MODES: what one of the agent's searches returns, or the whole landscape
     as_of: dict | None = None  # a replayed search or a past day (``view.replay_state``, ``{"at": ...}``)
     refused: tuple[str, ...] = ()  # what the link asked that the page refused, one sentence each
 
@@ -80,10 +81,10 @@ class Controls:
         except LodvizError as exc:
             refused.append(str(exc).rstrip("."))
         color = one("color", "tier")
-        budget = one("budget", "agent") or "agent"
+        budget = one("budget", AGENT_BUDGET) or AGENT_BUDGET
         if budget not in BUDGET_MODES:
             refused.append(f"budget={budget!r} is not one of {', '.join(BUDGET_MODES)}")
-            budget = "agent"
+            budget = AGENT_BUDGET
         selected = int(one("m")) if one("m").isdigit() else None
         query, exclude, as_of = one("q"), one("x"), None
         if one("replay").isdigit():
@@ -207,8 +208,8 @@ def controls_panel(mem: Memory, c: Controls) -> html.Div:
                         html.Span("the scene shows", className="slider-label"),
                         dcc.RadioItems(
                             id=ids.BUDGET_MODE, value=c.budget, inline=True, className="radio",
-                            options=[{"label": " what one search returns (its budget)", "value": "agent"},
-                                     {"label": " every candidate, no budget", "value": "whole"}],
+                            options=[{"label": " what one search returns (its budget)", "value": AGENT_BUDGET},
+                                     {"label": " every candidate, no budget", "value": WHOLE_LANDSCAPE}],
                         ),
                     ],
                     className="budget-mode",

@@ -264,7 +264,7 @@ def compute_view(
     tiers = view.tier[candidates]
     view.counts = {t.name: int((tiers == t).sum()) for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE, Tier.OUT)}
     if view.result is not None:  # the result's own counts: a memory found by one of its passages may lie beyond the k nearest
-        view.counts.update({name: int(n) for name, n in view.result.counts.items()})
+        view.counts |= view.result.counts
     view.tokens = agent_tokens(mem, view.result) if view.result is not None else result_tokens(state, candidates, tiers)
     view.conflict_pairs = conflict_rows(mem, request, state.ids)
     if request.moment is None:  # "used in the last hour" is about the present, not a past moment

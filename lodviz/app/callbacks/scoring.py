@@ -18,7 +18,7 @@ from dash import ctx as dash_ctx
 from lodviz.app import ids
 from lodviz.app.context import AppContext, app_actor
 from lodviz.app.figure import CHANGE_COLOURS, CHANGE_WORDS, build_figure, colours, patch_figure
-from lodviz.app.page import ALL_AGENTS, K_RANGE, LAMBDA_RANGE, _log, parse_date
+from lodviz.app.page import AGENT_BUDGET, ALL_AGENTS, K_RANGE, LAMBDA_RANGE, WHOLE_LANDSCAPE, _log, parse_date
 from lodviz.app.result_list import result_list
 from lodviz.app.view import SceneFilter, View, ViewRequest, compute_view
 from lodviz.changes import KINDS
@@ -109,7 +109,7 @@ def scene_filter(text: str | None, kinds: list[str] | None, owners: list[str] | 
 
 def view_request(
     app_ctx: AppContext, applied: dict | None, agent: str | None, params: Params, now_date: str | None, as_of: dict | None = None,
-    budget_mode: str | None = "agent", *, reference: dict | None = None, filters: SceneFilter | None = None,
+    budget_mode: str | None = AGENT_BUDGET, *, reference: dict | None = None, filters: SceneFilter | None = None,
 ) -> ViewRequest:
     """What the controls ask for. The budget: a replay's own (what that search fitted in); else, unless the
     page shows the whole landscape, what one search of the viewed agent returns (its profile's budget)."""
@@ -118,7 +118,7 @@ def view_request(
     if (as_of or {}).get("event") is not None:
         budget = (as_of or {}).get("budget")
     else:
-        budget = None if budget_mode == "whole" else app_ctx.mem.profile(agent_id).default_budget
+        budget = None if budget_mode == WHOLE_LANDSCAPE else app_ctx.mem.profile(agent_id).default_budget
     moment, moment_now = moment_of(as_of)
     recorded = (as_of or {}).get("params")
     if recorded:
@@ -332,7 +332,7 @@ def render(
     as_of: dict | None = None,
     reference: dict | None = None,
     filters: SceneFilter | None = None,
-    budget_mode: str | None = "agent",
+    budget_mode: str | None = AGENT_BUDGET,
 ) -> tuple[Any, ...]:
     """(figure or Patch, counts, note, legend, change counts, change lists, result list) for the current controls."""
     try:

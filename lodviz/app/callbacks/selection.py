@@ -23,7 +23,7 @@ from lodviz.app.callbacks.scoring import VIEW_CONTROLS, params_from_controls, vi
 from lodviz.app.callbacks.status import mark_seen
 from lodviz.app.context import AppContext, app_actor
 from lodviz.app.figure import TIER_COLOURS
-from lodviz.app.page import ALL_AGENTS, tier_badge
+from lodviz.app.page import AGENT_BUDGET, ALL_AGENTS, tier_badge
 from lodviz.app.passage_strip import passage_block
 from lodviz.app.view import ViewRequest, agent_result
 from lodviz.errors import LodvizError, MemoryNotFound
@@ -194,7 +194,7 @@ SCORING_ONLY = {ids.ALPHA, ids.LAMBDA, ids.THRESHOLDS, ids.K, ids.NOW, ids.BUDGE
 
 
 def show(app_ctx: AppContext, memory_id: int | None, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of=None,
-         budget_mode="agent") -> tuple[Any, dict]:
+         budget_mode=AGENT_BUDGET) -> tuple[Any, dict]:
     hidden = {"display": "none"}
     if memory_id is None:
         if (applied or {}).get("query", "").strip():
