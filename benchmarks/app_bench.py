@@ -184,8 +184,10 @@ def encode_response(outputs: tuple[Any, ...]) -> str:
     # The render callback's outputs, in its order (``lodviz.app.callbacks.scoring.register``).
     names = [(ids.SCENE, "figure"), (ids.COUNTS, "children"), (ids.SCENE_NOTE, "children"), (ids.LEGEND_COLOURS, "children"),
              (ids.CHANGE_COUNTS, "children"), (ids.CHANGES, "children")]
-    if len(outputs) == 7:  # since issue 32 the result list comes with the scene (an older lodviz: six outputs)
+    if len(outputs) >= 7:  # since issue 32 the result list comes with the scene (an older lodviz: six outputs)
         names.append((getattr(ids, "RESULT_LIST", "result-list"), "children"))
+    if len(outputs) >= 8:  # and the ids it returned, for the panel
+        names.append((getattr(ids, "RECEIVED", "received"), "data"))
     if len(outputs) != len(names):
         raise ValueError(f"render() returned {len(outputs)} outputs; this benchmark encodes {len(names)}")
     return to_json({"multi": True, "response": {c: {prop: value} for (c, prop), value in zip(names, outputs)}})

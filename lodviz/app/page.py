@@ -518,6 +518,7 @@ def build_layout(mem: Memory, url: str | None, layout_finished: float | None = N
             dcc.Store(id=ids.URL_REFUSED, data=bool(c.refused)),
             dcc.Store(id=ids.FLY_SINK),
             dcc.Store(id=ids.PRESET_TARGET),
+            dcc.Store(id=ids.RECEIVED),
             dcc.Interval(id=ids.POLL, interval=2000),
             html.Header(
                 [

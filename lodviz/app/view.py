@@ -289,6 +289,23 @@ def agent_result(mem: Memory, request: ViewRequest, params: Params | None = None
     )
 
 
+def received_ids(view: View) -> dict | None:
+    """What the panel needs of the scene's search, sent with the scene: its budget and the ids it
+    returned, by tier. None when the scene shows no budgeted search (no query, or the whole landscape)."""
+    if view.result is None or view.request.budget_tokens is None:
+        return None
+    return {"budget": view.request.budget_tokens,
+            "returned": {name: np.asarray(got).tolist() for name, got in view.result.returned.items()}}
+
+
+def received_tier(received: dict, memory_id: int) -> Tier:
+    """The tier ``received`` (from ``received_ids``) gives ``memory_id``: OUT when the search left it out."""
+    for name, got in received["returned"].items():
+        if memory_id in got:
+            return Tier.parse(name)
+    return Tier.OUT
+
+
 def agent_tokens(mem: Memory, result: Result) -> int:
     """The real tokens of the text the agent reads (``render()``), in the store's tokenizer.
 

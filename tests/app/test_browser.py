@@ -395,3 +395,25 @@ def test_what_changed_compares_with_the_viewed_agents_profile_and_marks_what_a_p
     assert changed_marks(page) == 0 and "0 memories changed tier" in page.inner_text("#change-counts")  # no slider moved
     page.click("#preset-digest")  # recency first: memories change tier, against legal-review's profile
     assert eventually(page, lambda: changed_marks(page) > 0, 60_000)
+
+
+def test_after_fly_to_query_full_sits_above_summary_above_headline_on_screen(page, served):
+    url, mem = served
+    query = "limitation of liability cap in CRO agreements"
+    open_scene(page, url + "?budget=whole&q=" + query.replace(" ", "+"))
+    settled(page)
+    page.click("#fly")
+    page.wait_for_timeout(2_500)  # the flight is 24 animation frames
+    at = page.evaluate(PROJECT_JS, None)
+    whole = mem.search(query, touch=False, record=False)
+    ys = {tier: [at[str(hit.id)]["y"] for hit in whole.items if hit.tier == tier and str(hit.id) in at]
+          for tier in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
+    assert all(len(v) >= 3 for v in ys.values()), {t.name: len(v) for t, v in ys.items()}
+
+    def below(upper: list[float], lower: list[float]) -> float:
+        """The share of pairs in which the upper tier's point is drawn lower on screen (larger y)."""
+        return sum(u > w for u in upper for w in lower) / (len(upper) * len(lower))
+
+    assert below(ys[Tier.FULL], ys[Tier.SUMMARY]) <= 0.10
+    assert below(ys[Tier.SUMMARY], ys[Tier.HEADLINE]) <= 0.20
+    assert page.errors == []

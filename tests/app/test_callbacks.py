@@ -31,7 +31,7 @@ def controls(params: Params = Params()) -> tuple:
 
 
 def render_all(ctx, applied=None, agent=ALL_AGENTS, params: Params = Params(), triggered=None, color="tier", terrain=None, **kw):
-    """(figure, counts, note, legend, change counts, change lists, result list)."""
+    """(figure, counts, note, legend, change counts, change lists, result list, received ids)."""
     return scoring.render(ctx, applied, agent, *controls(params), None, color, terrain, triggered, **kw)
 
 
@@ -93,7 +93,7 @@ def test_counts_match_a_search_with_the_same_settings_under_the_agents_budget(ct
 
 def test_the_header_and_the_result_list_count_the_same_tokens(ctx, app_mem):
     for mode in ("agent", "whole"):
-        _, counts, *_, body = render_all(ctx, QUERY, agent="legal-review", params=app_mem.profile("legal-review"), budget_mode=mode)
+        _, counts, *_, body, _ = render_all(ctx, QUERY, agent="legal-review", params=app_mem.profile("legal-review"), budget_mode=mode)
         header = int(text_of(next(c for c in counts if getattr(c, "id", None) == "token-count").children[0]).replace(",", ""))
         listed = int(next(node for node in _walk(body) if getattr(node, "id", None) == "result-tokens").children.replace(",", ""))
         assert header == listed, mode
@@ -133,6 +133,26 @@ def test_an_open_memory_the_budget_lowered_shows_the_tier_it_is_received_at(ctx,
     assert next(node for node in nodes if getattr(node, "className", None) == "badge").children == tier.name  # as the scene shows it
     note = next(node for node in nodes if getattr(node, "id", None) == "panel-received")
     assert f"Within its {budget:,}-token budget the agent receives it {tier.name}" in note.children
+
+
+def test_the_panel_reads_an_open_memory_s_tier_from_the_scene_s_search(ctx, app_mem):
+    params = PRESETS["legal"]
+    *_, received = render_all(ctx, QUERY, params=params)
+    budgeted = app_mem.search(QUERY["query"], params=params, now=app_mem.now(), touch=False, record=False,
+                              budget_tokens=app_mem.profile(None).budget)
+    assert received["budget"] == app_mem.profile(None).budget
+    assert {i: Tier.parse(name) for name, got in received["returned"].items() for i in got} == {h.id: h.tier for h in budgeted.items}
+    # Told by the scene that a memory is received at HEADLINE, the panel says so without searching again.
+    memory_id = budgeted.items[0].id
+    told = {"budget": received["budget"], "returned": {"HEADLINE": [memory_id]}}
+    body, _ = selection.show(ctx, memory_id, QUERY, ALL_AGENTS, *controls(params), None, None, "agent", told)
+    badge = next(node for part in body for node in _walk(part) if getattr(node, "className", None) == "badge")
+    assert badge.children == "HEADLINE"
+
+
+def test_the_whole_landscape_sends_no_received_ids(ctx):
+    *_, received = render_all(ctx, QUERY, params=PRESETS["legal"], budget_mode="whole")
+    assert received is None
 
 
 def test_the_header_counts_what_the_search_returns_even_beyond_the_k_nearest(ctx, app_mem):
@@ -453,7 +473,7 @@ def test_with_a_query_and_no_memory_open_the_panel_shows_what_the_agent_receives
 
     panel, _ = selection.show(ctx, None, QUERY, "legal-review", *controls(app_mem.profile("legal-review")), None)
     assert panel == ""  # the panel's body leaves the room to the result list, drawn with the scene
-    *_, body = render_all(ctx, QUERY, "legal-review", app_mem.profile("legal-review"), triggered={"alpha"})
+    *_, body, _ = render_all(ctx, QUERY, "legal-review", app_mem.profile("legal-review"), triggered={"alpha"})
     result = app_mem.search(QUERY["query"], agent_id="legal-review", now=app_mem.now(), touch=False, record=False, budget_tokens="default")
     shown = text_of(body)
     assert f"What legal-review receives, within 2,000 tokens {count(app_mem.token_counter, result.render()):,} tokens" in shown
@@ -535,7 +555,7 @@ def test_the_change_list_after_an_alpha_move_is_the_library_comparison(ctx, app_
     start = Params()
     moved = start.with_(alpha=0.2)
     reference = {"label": "the pinned settings", "params": start.to_dict()}
-    patch, _, _, _, counts, lists, _ = render_all(ctx, QUERY, ALL_AGENTS, moved, triggered={"alpha"}, reference=reference)
+    patch, _, _, _, counts, lists, _, _ = render_all(ctx, QUERY, ALL_AGENTS, moved, triggered={"alpha"}, reference=reference)
 
     expected = app_mem.compare(start, moved, QUERY["query"], now=app_mem.now(), budget_tokens=app_mem.profile(None).budget)
     assert len(expected) > 0
@@ -550,7 +570,7 @@ def test_the_change_list_after_an_alpha_move_is_the_library_comparison(ctx, app_
 
 def test_without_a_move_nothing_changed(ctx):
     reference = {"label": "the pinned settings", "params": Params().to_dict()}
-    *_, counts, lists, _ = render_all(ctx, QUERY, reference=reference)
+    *_, counts, lists, _, _ = render_all(ctx, QUERY, reference=reference)
     assert "0 memories changed tier" in text_of(counts)
 
 

@@ -144,7 +144,7 @@ def test_a_short_memory_keeps_its_full_text(ctx, app_mem):
 
 
 def test_the_result_list_marks_excerpts_as_the_agent_reads_them(ctx, app_mem):
-    *_, body = scoring.render(ctx, {"query": QUERY, "exclude": ""}, "legal-review", *controls(SUMMARIES), None, "tier", None, {"alpha"})
+    *_, body, _ = scoring.render(ctx, {"query": QUERY, "exclude": ""}, "legal-review", *controls(SUMMARIES), None, "tier", None, {"alpha"})
     result = app_mem.search(QUERY, agent_id="legal-review", params=SUMMARIES, touch=False, record=False, budget_tokens="default")
     excerpts = [item for item in result.items if item.excerpt]
     assert excerpts

@@ -20,7 +20,7 @@ from lodviz.app.context import AppContext, app_actor
 from lodviz.app.figure import CHANGE_COLOURS, CHANGE_WORDS, build_figure, colours, patch_figure
 from lodviz.app.page import AGENT_BUDGET, ALL_AGENTS, K_RANGE, LAMBDA_RANGE, WHOLE_LANDSCAPE, _log, parse_date
 from lodviz.app.result_list import result_list
-from lodviz.app.view import SceneFilter, View, ViewRequest, compute_view
+from lodviz.app.view import SceneFilter, View, ViewRequest, compute_view, received_ids
 from lodviz.changes import KINDS
 from lodviz.errors import LodvizError
 from lodviz.history import Moment
@@ -334,13 +334,13 @@ def render(
     filters: SceneFilter | None = None,
     budget_mode: str | None = AGENT_BUDGET,
 ) -> tuple[Any, ...]:
-    """(figure or Patch, counts, note, legend, change counts, change lists, result list) for the current controls."""
+    """(figure or Patch, counts, note, legend, change counts, change lists, result list, received ids) for the current controls."""
     try:
         params = params_from_controls(alpha, lam_log, thresholds, k_log)
         request = view_request(app_ctx, applied, agent, params, now_date, as_of, budget_mode, reference=reference, filters=filters)
         view = compute_view(app_ctx.mem, request, app_ctx.draw_limit)
     except LodvizError as exc:
-        return no_update, no_update, html.Div(str(exc), className="error"), no_update, no_update, no_update, no_update
+        return no_update, no_update, html.Div(str(exc), className="error"), no_update, no_update, no_update, no_update, no_update
     if (request.has_query and not app_ctx.read_only and request.moment is None
             and (not triggered or triggered & {ids.APPLIED, ids.AGENT})):
         # A query the person asked (not a redraw, not a look at the past): on record, as every search is.
@@ -353,7 +353,8 @@ def render(
         figure = build_figure(view, labels, color_mode=color, show_terrain=show_terrain)
     change_counts, change_lists = changes_children(app_ctx, view, reference)
     listed = (result_list(request, view.result, view.tokens, app_ctx.mem.token_counter.name) if view.result is not None else None)
-    return figure, counts_children(view), scene_note(view), legend_children(view, color), change_counts, change_lists, listed
+    return (figure, counts_children(view), scene_note(view), legend_children(view, color), change_counts, change_lists, listed,
+            received_ids(view))
 
 
 def register(app: Dash, app_ctx: AppContext) -> None:
@@ -365,6 +366,7 @@ def register(app: Dash, app_ctx: AppContext) -> None:
         Output(ids.CHANGE_COUNTS, "children"),
         Output(ids.CHANGES, "children"),
         Output(ids.RESULT_LIST, "children"),
+        Output(ids.RECEIVED, "data"),
         *[Input(component, prop) for component, prop in VIEW_CONTROLS],
         Input(ids.COLOR_BY, "value"),
         Input(ids.TERRAIN, "value"),

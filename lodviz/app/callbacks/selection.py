@@ -25,7 +25,7 @@ from lodviz.app.context import AppContext, app_actor
 from lodviz.app.figure import TIER_COLOURS
 from lodviz.app.page import AGENT_BUDGET, ALL_AGENTS, tier_badge
 from lodviz.app.passage_strip import passage_block
-from lodviz.app.view import ViewRequest, agent_result
+from lodviz.app.view import ViewRequest, agent_result, received_tier
 from lodviz.errors import LodvizError, MemoryNotFound
 from lodviz.records import Conflict, Label, MemoryRecord
 from lodviz.scoring import Placement, Tier
@@ -190,11 +190,14 @@ def panel(
 
 
 #: Controls that change scores and tiers only: with nothing open the panel's body does not depend on them.
-SCORING_ONLY = {ids.ALPHA, ids.LAMBDA, ids.THRESHOLDS, ids.K, ids.NOW, ids.BUDGET_MODE}
+SCORING_ONLY = {ids.ALPHA, ids.LAMBDA, ids.THRESHOLDS, ids.K, ids.NOW, ids.BUDGET_MODE, ids.RECEIVED}
 
 
 def show(app_ctx: AppContext, memory_id: int | None, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of=None,
-         budget_mode=AGENT_BUDGET) -> tuple[Any, dict]:
+         budget_mode=AGENT_BUDGET, received_ids: dict | None = None) -> tuple[Any, dict]:
+    """The panel's body and its actions' style. ``received_ids`` is what the scene's search returned
+    (``view.received_ids``), so that an open memory's tier costs no second search; without it the
+    search is made here."""
     hidden = {"display": "none"}
     if memory_id is None:
         if (applied or {}).get("query", "").strip():
@@ -225,7 +228,10 @@ def show(app_ctx: AppContext, memory_id: int | None, applied, agent, alpha, lam_
         passages = app_ctx.mem.passages(memory_id, query=request.query, agent_id=request.agent_id, event_id=request.replaying)
         received = None
         if request.has_query and request.budget_tokens:  # what the scene shows: the tier it is received at
-            tier = Tier(int(agent_result(app_ctx.mem, request).tiers_of(np.array([record.id]))[0]))
+            if received_ids is not None and received_ids.get("budget") == request.budget_tokens:
+                tier = received_tier(received_ids, record.id)
+            else:
+                tier = Tier(int(agent_result(app_ctx.mem, request).tiers_of(np.array([record.id]))[0]))
             received = (tier, request.budget_tokens) if tier != placement.tier else None
     except MemoryNotFound:
         return html.Div("That memory is not visible to this agent.", className="empty"), hidden
@@ -348,11 +354,14 @@ def register(app: Dash, app_ctx: AppContext) -> None:
         Input(ids.SELECTED_ID, "data"),
         Input(ids.DATA_VERSION, "data"),
         *[Input(component, prop) for component, prop in VIEW_CONTROLS],
+        # An input, not a state: Dash holds this callback until the scene's answer is in, and fires it once.
+        Input(ids.RECEIVED, "data"),
     )
-    def _show(memory_id, _version, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of, budget_mode):
-        if memory_id is None and dash_ctx.triggered_id in SCORING_ONLY:
+    def _show(memory_id, _version, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of, budget_mode, received):
+        triggered = {t["prop_id"].split(".")[0] for t in dash_ctx.triggered} if dash_ctx.triggered_id else set()
+        if memory_id is None and triggered and triggered <= SCORING_ONLY:
             return no_update, no_update  # nothing open: a slider changes nothing here (the result list comes with the scene)
-        return show(app_ctx, memory_id, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of, budget_mode)
+        return show(app_ctx, memory_id, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of, budget_mode, received)
 
     @app.callback(
         Output(ids.ACTION_STATUS, "children"),
