@@ -400,12 +400,20 @@ def test_what_changed_compares_with_the_viewed_agents_profile_and_marks_what_a_p
 def test_after_fly_to_query_full_sits_above_summary_above_headline_on_screen(page, served):
     url, mem = served
     query = "limitation of liability cap in CRO agreements"
-    open_scene(page, url + "?budget=whole&q=" + query.replace(" ", "+"))
+    # Every candidate, at an alpha that puts some on each terrace of this small store.
+    open_scene(page, url + "?budget=whole&alpha=0.5&q=" + query.replace(" ", "+"))
     settled(page)
     page.click("#fly")
-    page.wait_for_timeout(2_500)  # the flight is 24 animation frames
+    eye = "() => JSON.stringify(document.querySelector('#scene .js-plotly-plot')._fullLayout.scene.camera.eye)"
+    seen = [page.evaluate(eye)]
+
+    def landed() -> bool:  # the flight is 24 animation frames, each a redraw: done when the eye stops moving
+        seen.append(page.evaluate(eye))
+        return len(seen) > 4 and len(set(seen[-4:])) == 1 and seen[-1] != seen[0]
+
+    assert eventually(page, landed, 30_000)
     at = page.evaluate(PROJECT_JS, None)
-    whole = mem.search(query, touch=False, record=False)
+    whole = mem.search(query, params=Params(alpha=0.5), now=mem.now(), touch=False, record=False)
     ys = {tier: [at[str(hit.id)]["y"] for hit in whole.items if hit.tier == tier and str(hit.id) in at]
           for tier in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE)}
     assert all(len(v) >= 3 for v in ys.values()), {t.name: len(v) for t, v in ys.items()}
@@ -414,6 +422,27 @@ def test_after_fly_to_query_full_sits_above_summary_above_headline_on_screen(pag
         """The share of pairs in which the upper tier's point is drawn lower on screen (larger y)."""
         return sum(u > w for u in upper for w in lower) / (len(upper) * len(lower))
 
-    assert below(ys[Tier.FULL], ys[Tier.SUMMARY]) <= 0.10
-    assert below(ys[Tier.SUMMARY], ys[Tier.HEADLINE]) <= 0.20
+    assert below(ys[Tier.FULL], ys[Tier.SUMMARY]) <= 0.10  # 0.17-0.22 from the old, higher look
+    assert below(ys[Tier.SUMMARY], ys[Tier.HEADLINE]) <= 0.10
+    assert page.errors == []
+
+
+@pytest.mark.parametrize("slider", ["alpha", "thresholds"])
+def test_clicking_a_sliders_mark_label_sets_that_marks_value(page, served, slider):
+    url, _ = served
+    open_scene(page, url)
+
+    def values() -> list[float]:
+        return page.evaluate(f"() => Array.from(document.querySelectorAll('#{slider} [role=slider]')).map(t => +t.getAttribute('aria-valuenow'))")
+
+    for label, value in (("1", 1.0), ("0", 0.0), ("½", 0.5)):
+        mark = page.locator(f"#{slider} .dash-slider-mark", has_text=label).first
+        mark.scroll_into_view_if_needed()
+        box = mark.bounding_box()
+        before = values()
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        # The value itself (the track under "1" reads 0.96), on the thumb nearest the mark.
+        nearest = min(range(len(before)), key=lambda i: abs(before[i] - value))
+        assert eventually(page, lambda value=value: value in values(), 5_000), (label, values())
+        assert sorted(values()) == sorted(before[:nearest] + [value] + before[nearest + 1:]), label
     assert page.errors == []

@@ -28,10 +28,10 @@ def register(app: Dash, _ctx) -> None:
             if (!gd || !gd._fullLayout) return 'no graph';
             const start = gd._fullLayout.scene.camera;
             const from = {eye: {...start.eye}, center: {...start.center}};
-            // A low look (about 15 degrees above the ground) keeps the terraces stacked on screen:
-            // from higher up, a SUMMARY point behind the query drew above a FULL one in front of it
-            // (a quarter of FULL/SUMMARY pairs on the sample store; 6% from here).
-            const to = {center: target, eye: {x: target.x + 0.715, y: target.y - 0.975, z: target.z + 0.325}};
+            // A low look (about 10 degrees above the ground) keeps the terraces stacked on screen:
+            // from higher up (35 degrees), a SUMMARY point behind the query drew above a FULL one in
+            // front of it, in a fifth to a quarter of FULL/SUMMARY pairs; from here, in about 1%.
+            const to = {center: target, eye: {x: target.x + 0.715, y: target.y - 0.975, z: target.z + 0.2}};
             const steps = 24;
             let i = 0;
             const ease = t => t < 0.5 ? 2 * t * t : 1 - Math.pow(-2 * t + 2, 2) / 2;
