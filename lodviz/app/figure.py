@@ -8,6 +8,7 @@ so a repaint sends a few arrays, not the scene. Trace order is fixed (see
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -177,13 +178,39 @@ def hover_texts(labels: Mapping[int, Label | str], ids: Sequence[int]) -> list[s
         headline = label.headline if isinstance(label, Label) else label
         if len(headline) > 140:
             headline = headline[:137] + "…"
-        text = f"#{int(i)} · {plotly_text(headline)}"
+        lines = _wrapped(f"#{int(i)} · {headline}", 3)
         if isinstance(label, Label):
             origin = ([f"source: {label.source}"] if label.source else []) + label.details(3)
-            if origin:
-                text += "<br>" + plotly_text(" · ".join(origin))
-        out.append(text)
+            lines += _packed(origin, 2)
+        out.append("<br>".join(plotly_text(line) for line in lines))
     return out
+
+
+#: Characters per hover line: a label about 420 px wide fits beside a point on either side of a
+#: scene 900 px wide, so Plotly never has to push it past the scene's edge (it was one line of up to 140).
+HOVER_LINE = 60
+
+
+def _wrapped(text: str, max_lines: int) -> list[str]:
+    """``text`` in lines of at most HOVER_LINE characters, broken between words; the last cut with "…"."""
+    lines = textwrap.wrap(text, HOVER_LINE, break_long_words=True, break_on_hyphens=False)
+    if len(lines) > max_lines:
+        lines = lines[:max_lines]
+        lines[-1] = lines[-1][: HOVER_LINE - 1].rstrip() + "…"
+    return lines
+
+
+def _packed(parts: Sequence[str], max_lines: int) -> list[str]:
+    """``parts`` joined by " · " into lines of at most HOVER_LINE characters, never breaking a part
+    ("session: abc123" stays on one line); a part too long for a line is cut with "…"."""
+    lines: list[str] = []
+    for part in parts:
+        part = part if len(part) <= HOVER_LINE else part[: HOVER_LINE - 1] + "…"
+        if lines and len(lines[-1]) + 3 + len(part) <= HOVER_LINE:
+            lines[-1] += " · " + part
+        elif len(lines) < max_lines:
+            lines.append(part)
+    return lines
 
 
 def _terrace_planes(view: View) -> list[go.Mesh3d]:

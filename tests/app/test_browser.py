@@ -446,3 +446,36 @@ def test_clicking_a_sliders_mark_label_sets_that_marks_value(page, served, slide
         assert eventually(page, lambda value=value: value in values(), 5_000), (label, values())
         assert sorted(values()) == sorted(before[:nearest] + [value] + before[nearest + 1:]), label
     assert page.errors == []
+
+
+def test_hover_labels_stay_inside_the_scene_at_its_left_and_right_edges(page, served):
+    url, mem = served
+    page.set_viewport_size({"width": 1280, "height": 720})
+    open_scene(page, url + f"?m={mem.columns().ids[0]}")  # a memory open: the scene at its narrowest
+    page.wait_for_selector(".panel-id", timeout=30_000)
+    settled(page)
+    box = page.locator(".scene-box").bounding_box()
+    at = {int(k): v for k, v in page.evaluate(PROJECT_JS, None).items()
+          if box["x"] + 8 < v["x"] < box["x"] + box["width"] - 8 and box["y"] + 8 < v["y"] < box["y"] + box["height"] - 8}
+    labels = dict(zip(page.evaluate(trace_js("memories", "customdata")) + page.evaluate(trace_js("not a candidate", "customdata")),
+                      page.evaluate(trace_js("memories", "hovertext")) + page.evaluate(trace_js("not a candidate", "hovertext"))))
+    # In each outer third of the scene, the memories with the longest labels.
+    third = box["width"] / 3
+    left = [k for k in at if at[k]["x"] < box["x"] + third]
+    right = [k for k in at if at[k]["x"] > box["x"] + box["width"] - third]
+    chosen = [*sorted(left, key=lambda k: -len(labels[k]))[:3], *sorted(right, key=lambda k: -len(labels[k]))[:3]]
+    hovered = 0
+    for memory_id in chosen:
+        unhover(page)
+        point = at[memory_id]
+        for dx in (0, 1, -1):
+            page.mouse.move(point["x"] + dx, point["y"])
+            if eventually(page, lambda: page.locator("#scene .hovertext").count() > 0, 2_000):
+                break
+        else:
+            continue  # hidden behind another point
+        hovered += 1
+        label = page.locator("#scene .hovertext").first.bounding_box()
+        assert label["x"] >= box["x"] - 1 and label["x"] + label["width"] <= box["x"] + box["width"] + 1, (memory_id, label, box)
+    assert hovered >= 2
+    assert page.errors == []

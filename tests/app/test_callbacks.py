@@ -689,3 +689,14 @@ def test_poll_redraws_for_a_conflict_decided_elsewhere(ctx, app_mem):
     app_mem.resolve_conflict(new, old, superseded=old, reason="the amendment", actor="otto")
     seen, version, _ = status.poll(ctx, seen, 3)
     assert version == 4 and f"decided the conflict of #{new}" in seen["note"]
+
+
+def test_hover_labels_are_short_lines_so_they_fit_beside_a_point(app_mem):
+    long = "Master services agreement with Paragon Clinical Research: " + "limitation of liability and indemnities, " * 6
+    memory_id = app_mem.add(long, kind="document", source="import:" + "x" * 90,
+                            metadata={"tool": "Bash", "session": "abc123", "file": "tests/test_cart.py"})
+    (label,) = hover_texts(app_mem.labels([memory_id]), [memory_id])
+    lines = label.split("<br>")
+    assert 2 <= len(lines) <= 5 and all(len(line) <= 60 for line in lines), lines
+    assert lines[0].startswith(f"#{memory_id} · Master services agreement")
+    assert "session: abc123" in label  # a detail is never broken across lines
