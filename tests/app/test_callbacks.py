@@ -164,6 +164,15 @@ def test_the_header_counts_what_the_search_returns_even_beyond_the_k_nearest(ctx
     assert f"{c['FULL']:,} full {c['SUMMARY']:,} summaries {c['HEADLINE']:,} headlines" in text_of(counts)
 
 
+def test_the_scene_note_counts_the_candidates_a_passage_brought_in(ctx, app_mem):
+    params = PRESETS["legal"].with_(k=20)
+    _, _, note, _ = render(ctx, QUERY, params=params, budget_mode="whole")
+    land = app_mem.landscape(QUERY["query"], params=params, now=app_mem.now())
+    extra = int(land.candidate.sum()) - 20
+    assert extra > 0
+    assert f"the 20 nearest memories, and {extra:,} more found by one of their passages, are candidates" in text_of(note)
+
+
 def test_the_whole_landscape_mode_shows_every_candidate_with_no_rings(ctx, app_mem):
     params = PRESETS["legal"]
     figure, counts, _, _ = render(ctx, QUERY, params=params, budget_mode="whole")

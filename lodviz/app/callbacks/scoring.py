@@ -169,7 +169,11 @@ def scene_note(view: View) -> list[Any]:
     notes = []
     req = view.request
     if req.has_query:
-        text = f"Camera at “{req.query}”: the {min(view.land.params.k, view.total):,} nearest memories are candidates"
+        nearest = min(view.land.params.k, view.total)
+        # Candidates are the k nearest memories and those with a passage among the k nearest passages.
+        by_passage = int(view.land.candidate.sum()) - nearest
+        text = (f"Camera at “{req.query}”: the {nearest:,} nearest memories"
+                + (f", and {by_passage:,} more found by one of their passages," if by_passage > 0 else "") + " are candidates")
         if req.exclude:
             text += f"; excluding {', '.join(req.exclude)}"
         notes.append(text + ".")
