@@ -28,6 +28,7 @@ EXCLUDE = "exclude"
 EXPAND = "expand"
 FLY = "fly"
 FLY_SINK = "fly-sink"
+PRESENT_SINK = "present-sink"  # the stage put back after a new figure in presentation mode
 GOLDEN_TABLE = "golden-table"
 K = "k"
 K_READOUT = "k-readout"

@@ -517,6 +517,7 @@ def build_layout(mem: Memory, url: str | None, layout_finished: float | None = N
             dcc.Store(id=ids.BUDGETS, data={a: mem.profile(None if a == ALL_AGENTS else a).budget for a in [ALL_AGENTS, *agent_names(mem)]}),
             dcc.Store(id=ids.URL_REFUSED, data=bool(c.refused)),
             dcc.Store(id=ids.FLY_SINK),
+            dcc.Store(id=ids.PRESENT_SINK),
             dcc.Store(id=ids.PRESET_TARGET),
             dcc.Store(id=ids.RECEIVED),
             dcc.Interval(id=ids.POLL, interval=2000),

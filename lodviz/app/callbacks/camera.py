@@ -14,7 +14,10 @@ def register(app: Dash, _ctx) -> None:
             if (!n || !figure) return window.dash_clientside.no_update;
             const cam = figure.data.find(t => t.name === 'query camera');
             if (!cam || !cam.x || !cam.x.length) return 'no query';
-            const scene = figure.layout.scene;
+            const gd = document.querySelector('#scene .js-plotly-plot');
+            if (!gd || !gd._fullLayout) return 'no graph';
+            // The scene as drawn (presentation mode stretches it), not as the figure was sent.
+            const scene = gd._fullLayout.scene;
             const ar = scene.aspectratio;
             // Plotly's camera works in the scene's normalised box: each axis
             // range maps to [-ratio/2, ratio/2] around the centre.
@@ -24,8 +27,6 @@ def register(app: Dash, _ctx) -> None:
                 y: norm(cam.y[0], scene.yaxis.range, ar.y),
                 z: norm(cam.z[0] * 0.55, scene.zaxis.range, ar.z),
             };
-            const gd = document.querySelector('#scene .js-plotly-plot');
-            if (!gd || !gd._fullLayout) return 'no graph';
             const start = gd._fullLayout.scene.camera;
             const from = {eye: {...start.eye}, center: {...start.center}};
             // A low look (about 10 degrees above the ground) keeps the terraces stacked on screen:
