@@ -63,6 +63,8 @@ SELECTED_ID = "selected-id"
 STORE_INFO = "store-info"
 SYNC_STATUS = "sync-status"
 TABS = "tabs"
+#: Each tab's pane, by the tab's value: all mounted, the others hidden (callbacks/tabs.py).
+PANES = {"landscape": "pane-landscape", "audit": "pane-audit", "conflicts": "pane-conflicts", "evidence": "pane-evidence"}
 TERRAIN = "terrain"
 BUDGET_MODE = "budget-mode"  # what the scene and the list show: within the agent's budget, or the whole landscape
 THRESHOLDS = "thresholds"

@@ -534,56 +534,65 @@ def build_layout(mem: Memory, url: str | None, layout_finished: float | None = N
                 ],
                 className="header",
             ),
+            # The tabs are headers only; their panes are siblings below, all mounted. A tab's own children
+            # are unmounted when another is picked, and coming back redrew the whole scene (2.0-2.6 s).
             dcc.Tabs(
                 id=ids.TABS,
                 value="landscape",
                 className="tabs",
                 children=[
-                    dcc.Tab(
-                        label="Landscape",
-                        value="landscape",
-                        className="tab",
-                        selected_className="tab selected",
-                        children=html.Div(
-                            [
-                                controls_panel(mem, c),
-                                html.Div(
-                                    [
-                                        html.Div(id=ids.PRESENT_TITLE, className="present-title"),
-                                        html.Div(id=ids.PRESENT_SUB, className="present-sub"),
-                                        html.Div(
-                                            [html.Div(id=ids.REPLAY_BANNER, className="replay-text"),
-                                             html.Button("Leave the replay", id=ids.REPLAY_LEAVE, className="btn small", n_clicks=0)],
-                                            id=ids.REPLAY_BAR, className="replay-bar", style={"display": "none"},
-                                        ),
-                                        html.Div(c.refusal(), id=ids.URL_REFUSED_NOTE, className="url-refused", role="alert")
-                                        if c.refused else None,
-                                        html.Div(id=ids.SCENE_NOTE, className="scene-note"),
-                                        html.Div(
-                                            dcc.Graph(id=ids.SCENE, config={"displaylogo": False, "scrollZoom": True}, responsive=True, className="scene", style={"height": "100%"}),
-                                            className="scene-box",
-                                        ),
-                                        legend(),
-                                    ],
-                                    className="stage",
-                                ),
-                                memory_panel(),
-                            ],
-                            className="main",
-                        ),
-                    ),
-                    dcc.Tab(label="Audit log", value="audit", className="tab", selected_className="tab selected", children=audit_tab(mem)),
-                    dcc.Tab(
-                        label="Conflicts", value="conflicts", className="tab", selected_className="tab selected",
-                        children=conflicts_tab(),
-                    ),
-                    dcc.Tab(label="Tune on evidence", value="evidence", className="tab", selected_className="tab selected", children=evidence_tab(mem)),
+                    dcc.Tab(label=label, value=value, className="tab", selected_className="tab selected")
+                    for value, label in TAB_LABELS.items()
                 ],
+            ),
+            html.Div(
+                [
+                    html.Div(landscape_pane(mem, c), id=ids.PANES["landscape"], className="pane"),
+                    html.Div(audit_tab(mem), id=ids.PANES["audit"], className="pane", style={"display": "none"}),
+                    html.Div(conflicts_tab(), id=ids.PANES["conflicts"], className="pane", style={"display": "none"}),
+                    html.Div(evidence_tab(mem), id=ids.PANES["evidence"], className="pane", style={"display": "none"}),
+                ],
+                className="panes",
             ),
         ],
         className="app",
         id=ids.APP,
     )
+
+
+def landscape_pane(mem: Memory, c: Controls) -> html.Div:
+    """The Landscape tab: the controls, the scene with its notes and legend, and the memory panel."""
+    return html.Div(
+        [
+            controls_panel(mem, c),
+            html.Div(
+                [
+                    html.Div(id=ids.PRESENT_TITLE, className="present-title"),
+                    html.Div(id=ids.PRESENT_SUB, className="present-sub"),
+                    html.Div(
+                        [html.Div(id=ids.REPLAY_BANNER, className="replay-text"),
+                         html.Button("Leave the replay", id=ids.REPLAY_LEAVE, className="btn small", n_clicks=0)],
+                        id=ids.REPLAY_BAR, className="replay-bar", style={"display": "none"},
+                    ),
+                    html.Div(c.refusal(), id=ids.URL_REFUSED_NOTE, className="url-refused", role="alert") if c.refused else None,
+                    html.Div(id=ids.SCENE_NOTE, className="scene-note"),
+                    html.Div(
+                        dcc.Graph(id=ids.SCENE, config={"displaylogo": False, "scrollZoom": True}, responsive=True, className="scene",
+                                  style={"height": "100%"}),
+                        className="scene-box",
+                    ),
+                    legend(),
+                ],
+                className="stage",
+            ),
+            memory_panel(),
+        ],
+        className="main",
+    )
+
+
+#: The page's tabs, by value, as their headers name them.
+TAB_LABELS = {"landscape": "Landscape", "audit": "Audit log", "conflicts": "Conflicts", "evidence": "Tune on evidence"}
 
 
 def store_name(path: str) -> str:

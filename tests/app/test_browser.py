@@ -479,3 +479,18 @@ def test_hover_labels_stay_inside_the_scene_at_its_left_and_right_edges(page, se
         assert label["x"] >= box["x"] - 1 and label["x"] + label["width"] <= box["x"] + box["width"] + 1, (memory_id, label, box)
     assert hovered >= 2
     assert page.errors == []
+
+
+def test_coming_back_to_the_landscape_tab_keeps_the_scene_drawn(page, served):
+    url, _ = served
+    open_scene(page, url)
+    # A mark on the drawn scene's canvas: a scene drawn again on coming back would be a new canvas.
+    page.evaluate("() => { document.querySelector('#scene .gl-container canvas').__lodvizMark = 1; }")
+    for tab in ("Audit log", "Conflicts", "Tune on evidence"):
+        page.click(f".tab >> text={tab}")
+        page.wait_for_timeout(300)
+        assert not page.is_visible("#scene .gl-container canvas"), tab
+        page.click(".tab >> text=Landscape")
+        page.wait_for_selector("#scene .gl-container canvas", state="visible", timeout=10_000)
+        assert page.evaluate("() => document.querySelector('#scene .gl-container canvas').__lodvizMark") == 1, tab
+    assert page.errors == []

@@ -4,10 +4,23 @@ from __future__ import annotations
 
 from dash import Dash
 
-from lodviz.app.callbacks import audit, camera, conflicts, evidence, history, presentation, scoring, selection, status, tuning, url
+from lodviz.app.callbacks import (
+    audit,
+    camera,
+    conflicts,
+    evidence,
+    history,
+    presentation,
+    scoring,
+    selection,
+    status,
+    tabs,
+    tuning,
+    url,
+)
 from lodviz.app.context import AppContext
 
 
 def register_all(app: Dash, ctx: AppContext) -> None:
-    for module in (scoring, tuning, selection, audit, status, url, camera, conflicts, evidence, presentation, history):
+    for module in (scoring, tuning, selection, audit, status, url, camera, conflicts, evidence, presentation, history, tabs):
         module.register(app, ctx)
