@@ -278,6 +278,8 @@ def test_the_alpha_slider_is_in_view_without_scrolling(sized, served):
 def test_the_time_slider_labels_do_not_overlap(sized, served):
     url, _ = served
     open_scene(sized, url)
+    # The sidebar may still be rendering when the scene's counts show (a loaded machine).
+    sized.wait_for_function("() => document.querySelectorAll('#time-slider [class*=mark]').length >= 3", timeout=20_000)
     boxes = sized.evaluate("""() => Array.from(document.querySelectorAll('#time-slider [class*=mark]'))
         .filter(el => el.children.length === 0 && el.textContent.trim())
         .map(el => { const r = el.getBoundingClientRect(); return {name: el.textContent, left: r.left, top: r.top, right: r.right, bottom: r.bottom}; })""")
