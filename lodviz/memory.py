@@ -129,7 +129,7 @@ class Memory:
         # A search's stages (``lodviz.search``), handed what they need from here.
         self._pipeline = Pipeline(store, self.embed_query, lambda: self.token_counter, self._holding, self._row_times, acting)
         self._scene = Scene(store, self._timeline, self._pipeline.candidates, self.embed_query)
-        self._writer = Writer(store, self._models, get, acting)
+        self._writer = Writer(store, self._models, get, acting, hold=self._holding)
         explain = lambda memory_id, query, agent_id, params, now: self.explain(memory_id, query, agent_id=agent_id, params=params, now=now)
         self._floors = Floors(store, get, explain, self._now, acting)
         self._drilling = Drilling(store, get, self.embed_query, lambda: self.settings.lexical_weight,
@@ -738,7 +738,9 @@ def _serialised(method: Callable[..., Any]) -> Callable[..., Any]:
 # none can be forgotten: an operation is several store calls plus caches, and
 # two threads must not interleave them.
 for _name, _member in list(vars(Memory).items()):
-    if _name.startswith("_") or _name in ("warm", "wait_warm"):  # a warm-up takes the lock step by step; waiting must not hold it
+    # A warm-up takes the lock step by step and waiting must not hold it; a write holds it for its
+    # store part only (``lodviz.writing``), not while it compresses and embeds.
+    if _name.startswith("_") or _name in ("warm", "wait_warm", "add", "write", "add_many"):
         continue
     if isinstance(_member, property) and _member.fget is not None:
         setattr(Memory, _name, property(_serialised(_member.fget), _member.fset, _member.fdel, _member.__doc__))

@@ -7,13 +7,20 @@ batch is one audit line ("write"). ``add`` and ``write`` store one memory
 and answer with the existing one for a duplicate; ``write`` leaves an audit
 line for a duplicate too.
 
-Handed the store, its models (``lodviz.models``), the lookup of one memory
-and who acts when a call names nobody.
+Only the store's part of a write holds the memory's lock (``hold``): the
+duplicate check, the conflict links and the insert. Compression and embedding,
+the slow part (a large write took a minute), run outside it, so another
+agent's search is not kept waiting behind them. A record that another write
+stored meanwhile is found again under the lock and skipped.
+
+Handed the store, its models (``lodviz.models``), the lookup of one memory,
+who acts when a call names nobody, and the memory's lock.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from lodviz.ingest import pipeline
@@ -27,11 +34,13 @@ from lodviz.store.base import Store
 class Writer:
     """The write path of one store."""
 
-    def __init__(self, store: Store, models: Models, get: Callable[[int], MemoryRecord], actor: Callable[[], str]) -> None:
+    def __init__(self, store: Store, models: Models, get: Callable[[int], MemoryRecord], actor: Callable[[], str],
+                 hold: Callable[[], AbstractContextManager[Any]] = nullcontext) -> None:
         self._store = store
         self._models = models
         self._get = get
         self._actor = actor
+        self._hold = hold
 
     def add(self, text: str, fields: dict[str, Any]) -> int:
         """Store one memory; its id (the existing id if it is a duplicate)."""
@@ -39,22 +48,24 @@ class Writer:
         report = self.add_many([record], actor=fields.get("actor"))
         if report.added:
             return report.added[0]
-        return self._existing(record)
+        with self._hold():
+            return self._existing(record)
 
     def write(self, text: str, actor: str | None, fields: dict[str, Any]) -> tuple[MemoryRecord, bool]:
         """Store one memory and return it, with whether it was a duplicate (which is audited all the same)."""
         record = parse_record({"text": text, **fields})
         report = self.add_many([record], actor=actor)
-        if report.added:
-            return self._get(report.added[0]), False
-        existing = self._existing(record)
-        self._store.record(
-            AuditEvent(
-                action="write", actor=actor or record.agent_id or self._actor(), agent_id=record.agent_id,
-                memory_id=existing, details={"count": 0, "duplicate": True},
+        with self._hold():
+            if report.added:
+                return self._get(report.added[0]), False
+            existing = self._existing(record)
+            self._store.record(
+                AuditEvent(
+                    action="write", actor=actor or record.agent_id or self._actor(), agent_id=record.agent_id,
+                    memory_id=existing, details={"count": 0, "duplicate": True},
+                )
             )
-        )
-        return self._get(existing), True
+            return self._get(existing), True
 
     def _existing(self, record: MemoryInput) -> int:
         existing = self._store.id_of_hash(record.content_hash())
@@ -74,7 +85,8 @@ class Writer:
         added: list[int] = []
         skipped = 0
         if inputs:
-            self._models.check()
+            with self._hold():
+                self._models.check()
         for start in range(0, len(inputs), batch_size):
             batch = inputs[start : start + batch_size]
             ids, dup = self._batch(batch, actor or self._actor())
@@ -86,7 +98,8 @@ class Writer:
 
     def _batch(self, batch: list[MemoryInput], actor: str) -> tuple[list[int], int]:
         hashes = [r.content_hash() for r in batch]
-        existing = self._store.existing_hashes(hashes)
+        with self._hold():
+            existing = self._store.existing_hashes(hashes)
         fresh, seen = [], set()
         for record, content_hash in zip(batch, hashes):
             if content_hash not in existing and content_hash not in seen:
@@ -95,19 +108,27 @@ class Writer:
         if not fresh:
             return [], len(batch)
         models = self._models
+        # Outside the lock: the slow part.
         rows, vectors = pipeline.prepare(fresh, models.compressor, models.embedder, models.embed_field, models.window_counter())
-        agents = sorted({r.agent_id for r in batch})
-        event = AuditEvent(
-            action="write",
-            actor=actor,
-            agent_id=agents[0] if len(agents) == 1 else None,
-            details={"count": len(rows)},
-        )
-        state, stored = self._store.snapshot()
-        links = pipeline.conflict_links(
-            [r for r, _ in fresh], vectors, [row.passage_vectors for row in rows], state, stored, self._store.passages(), self._store.get
-        )
-        ids = self._store.insert(rows, event, links)
+        with self._hold():
+            stored_meanwhile = self._store.existing_hashes([h for _, h in fresh])
+            if stored_meanwhile:  # another write stored some of these while this one embedded them
+                keep = [i for i, (_, h) in enumerate(fresh) if h not in stored_meanwhile]
+                fresh, rows, vectors = [fresh[i] for i in keep], [rows[i] for i in keep], vectors[keep]
+                if not fresh:
+                    return [], len(batch)
+            agents = sorted({r.agent_id for r in batch})
+            event = AuditEvent(
+                action="write",
+                actor=actor,
+                agent_id=agents[0] if len(agents) == 1 else None,
+                details={"count": len(rows)},
+            )
+            state, stored = self._store.snapshot()
+            links = pipeline.conflict_links(
+                [r for r, _ in fresh], vectors, [row.passage_vectors for row in rows], state, stored, self._store.passages(), self._store.get
+            )
+            ids = self._store.insert(rows, event, links)
         written = [i for i in ids if i is not None]
         return written, len(batch) - len(written)
 
