@@ -336,6 +336,22 @@ def test_the_result_list_is_what_the_agent_receives_and_its_ids_open_memories(pa
     assert page.errors == []
 
 
+def test_a_slider_move_with_the_result_list_asks_the_server_nothing_about_picks(page, served):
+    url, _ = served
+    open_scene(page, url + "?agent=legal-review&q=limitation+of+liability+cap+in+CRO+agreements")
+    page.wait_for_selector("#result-text", state="attached", timeout=30_000)
+    page.wait_for_timeout(1_000)
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.post_data or "") if "_dash-update-component" in r.url else None)
+    page.focus("#alpha [role=slider]")
+    page.keyboard.press("ArrowRight")
+    assert eventually(page, lambda: any("scene.figure" in body for body in asked), 20_000)
+    page.wait_for_timeout(1_500)
+    # The lists drawn again fire the pick callback, which answers in the browser: no request names it.
+    assert not [body for body in asked if "selected-id.data" in body.split('"inputs"')[0]], asked
+    assert page.errors == []
+
+
 def test_the_panel_names_no_floor_out_as_the_audit_log_does(page, served):
     url, mem = served
     unfloored = next(int(i) for i, f in zip(mem.columns().ids, mem.columns().floor) if f == 0)

@@ -271,6 +271,8 @@ def test_a_long_token_wraps_inside_the_panel_title(sized, served):
 def test_the_alpha_slider_is_in_view_without_scrolling(sized, served):
     url, _ = served
     open_scene(sized, url)
+    # The sliders can be drawn after the scene (their code arrives with the page's other components).
+    sized.wait_for_selector("#alpha .dash-slider-mark", state="attached", timeout=20_000)
     bottom = sized.evaluate("() => document.querySelector('#alpha').getBoundingClientRect().bottom")
     assert bottom <= sized.viewport_size["height"] - 8, bottom  # its marks included, above the fold
 

@@ -325,17 +325,22 @@ def register(app: Dash, app_ctx: AppContext) -> None:
     def _close(_n):
         return None
 
-    @app.callback(
+    # In the browser: Dash fires an ALL callback whenever its lists are drawn again, which is on every
+    # slider move; answered here, that was one more request to the server per move.
+    app.clientside_callback(
+        """
+        function(clicks, changeClicks) {
+            const fired = (window.dash_clientside.callback_context.triggered || []).filter(t => t.value);
+            if (!fired.length) return window.dash_clientside.no_update;  // a list was drawn again; nobody clicked
+            const prop = fired[0].prop_id;
+            return Number(JSON.parse(prop.slice(0, prop.lastIndexOf('.'))).id);
+        }
+        """,
         Output(ids.SELECTED_ID, "data", allow_duplicate=True),
         Input({"type": ids.RESULT_PICK, "id": ALL}, "n_clicks"),
         Input({"type": ids.CHANGE_PICK, "id": ALL}, "n_clicks"),
         prevent_initial_call=True,
     )
-    def _pick(clicks, change_clicks):
-        trigger = dash_ctx.triggered_id
-        if not trigger or not any(t.get("value") for t in dash_ctx.triggered):
-            return no_update  # a list was (re)drawn, nobody clicked (its buttons start at 0)
-        return int(trigger["id"])
 
     @app.callback(
         Output(ids.SELECTED_ID, "data", allow_duplicate=True),
