@@ -331,7 +331,7 @@ def _document_memories(ds: docgen.DocumentSet, shift: timedelta = timedelta(0)) 
                "metadata": {"doc_id": d.doc_id, "genre": d.genre, "title": d.title}}
         units = [q.qid for q in by_doc.get(d.doc_id, [])]
         passages = []
-        for start, stop in flatlib.sentence_windows(d.text, count_tokens):
+        for start, stop in flatlib.sentence_windows(d.text, count_tokens, flatlib.WINDOW_TOKENS, flatlib.WINDOW_MIN_TOKENS):
             window = d.text[start:stop]
             flat_window = reading.normalise(window)
             passages.append((window, [q.qid for q in by_doc.get(d.doc_id, []) if reading.normalise(q.sentence) in flat_window]))
@@ -874,6 +874,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--keep", action="store_true", help="keep the temporary work directory")
     parser.add_argument("--reuse-stores", action="store_true",
                         help="with --workdir: reuse the ingested stores whatever lodviz's code (experiments on search only)")
+    parser.add_argument("--windows", default=None, metavar="MAX,MIN",
+                        help=f"the passage baselines' sentence windows of documents, in tokens (default "
+                             f"{flatlib.WINDOW_TOKENS},{flatlib.WINDOW_MIN_TOKENS}): their chunking, measured apart")
     parser.add_argument("--results-dir", default=str(RESULTS))
     parser.add_argument("--no-write", action="store_true", help="print the report only")
     parser.add_argument("--report", default=None, metavar="RESULT_JSON", help="print the report of a result written earlier, and exit")
@@ -882,6 +885,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.open_args = parse_open_args(args.open)
     except ValueError as exc:
         parser.error(str(exc))
+    if args.windows:
+        try:
+            most, least = (int(x) for x in args.windows.split(","))
+        except ValueError:
+            parser.error("--windows takes two whole numbers, MAX,MIN (tokens), e.g. 60,30")
+        if not 0 < least <= most:
+            parser.error("--windows: MIN must be at least 1 and at most MAX")
+        flatlib.WINDOW_TOKENS, flatlib.WINDOW_MIN_TOKENS = most, least
     args.budgets = args.budgets or ("500,2000" if args.quick else DEFAULT_BUDGETS)
     args.budget_list = [int(b.replace("_", "")) for b in args.budgets.split(",") if b.strip()]
     args.default_systems = args.systems is None

@@ -16,9 +16,14 @@ How a text is cut:
   blocks packed together up to a window, and a block too long for a window cut
   at its sentences.
 
-No passage is longer than ``MAX_WORDS`` words unless one sentence is, and a
-window is closed at a block boundary once it holds ``MIN_WORDS``. Only a long
-text is cut (``is_long``): a short one is its own only passage and needs none.
+Lengths are counted in *tokens* as a WordPiece model reads them, estimated
+without the model (``tokens``: within about 10% of MiniLM's on the
+benchmark's prose, logs, JSON and test output, where a count of words is off
+by a factor of three on a JSON record). A document's window holds at most
+``MAX_TOKENS`` unless one sentence is longer, and is closed at a block
+boundary once it holds ``MIN_TOKENS``; a transcript's turn is a passage up to
+``TURN_TOKENS``. Only a long text is cut (``is_long``): a short one is its own
+only passage and needs none.
 
 Pure: text in, offsets out; no model, no I/O.
 """
@@ -28,25 +33,48 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-#: A window holds at most this many words (about 130 MiniLM tokens): the model reads it whole.
-MAX_WORDS = 90
-#: A window is closed at a block boundary once it holds this many words.
-MIN_WORDS = 25
-#: A text is long (and cut) past this many words, or past ``LONG_SENTENCES`` sentences.
-LONG_WORDS = 120
+#: A window of a document holds at most this many tokens (``tokens``): a sentence or two, so that the camera
+#: can be near one line of a log or one record of a listing (docs/retrieval.md measured 40 to 120).
+MAX_TOKENS = 40
+#: A window is closed at a block boundary once it holds this many tokens.
+MIN_TOKENS = 20
+#: A transcript's turn is one passage up to this many tokens; only a longer one is cut at its sentences.
+TURN_TOKENS = 100
+#: A text is long (and cut) past this many tokens, or past ``LONG_SENTENCES`` sentences of more than
+#: ``FEW_TOKENS`` in all (a few short lines are not long, however many sentences).
+LONG_TOKENS = 160
 LONG_SENTENCES = 6
+FEW_TOKENS = 35
 
 # Where a sentence ends inside a line: after . ! ? (and any closing quote or bracket), before a capital or digit.
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"”')\]]*\s+(?=[\"“'(\[]?[A-Z0-9@#$£€])")
 # "Ada: ...", "Dr. Solberg: ...", "user: ...": a turn of a transcript.
 _TURN = re.compile(r"^[^\W\d_][\w.'’ ()-]{0,38}?:[ \t]+\S", re.UNICODE | re.MULTILINE)
-_WORD = re.compile(r"\S+")
+# The pieces a WordPiece tokenizer starts from: runs of letters, runs of digits, and every other mark alone.
+_PIECE = re.compile(r"[^\W\d_]+|\d+|[^\w\s]|_", re.UNICODE)
+#: A run of letters is one token per this many letters (a long word is split into word pieces).
+LETTERS_PER_TOKEN = 7
+#: A run of digits is one token per this many digits.
+DIGITS_PER_TOKEN = 3
 
 Span = tuple[int, int]
 
 
-def _words(text: str, span: Span) -> int:
-    return len(_WORD.findall(text, span[0], span[1]))
+def tokens(text: str, span: Span | None = None) -> int:
+    """The tokens of ``text`` (or of one span of it) as a WordPiece model reads them, estimated: a run of
+    letters is a token per ``LETTERS_PER_TOKEN`` letters, a run of digits per ``DIGITS_PER_TOKEN`` digits,
+    every other mark one."""
+    a, b = span if span is not None else (0, len(text))
+    n = 0
+    for match in _PIECE.finditer(text, a, b):
+        piece = match.group()
+        if piece[0].isdigit():
+            n += (len(piece) + DIGITS_PER_TOKEN - 1) // DIGITS_PER_TOKEN
+        elif piece[0].isalpha():
+            n += 1 + (len(piece) - 1) // LETTERS_PER_TOKEN
+        else:
+            n += 1
+    return n
 
 
 def _strip(text: str, start: int, stop: int) -> Span:
@@ -70,8 +98,9 @@ def _lines(text: str) -> list[Span]:
 
 
 def _is_transcript(text: str, lines: Sequence[Span]) -> bool:
+    """Whether at least half the lines open a turn: one turn alone (a memory per turn) is a transcript too."""
     turns = sum(1 for a, b in lines if _TURN.match(text, a, b))
-    return turns >= 2 and turns * 2 >= len(lines)
+    return turns >= 1 and turns * 2 >= len(lines)
 
 
 def _blocks(text: str, lines: Sequence[Span]) -> list[Span]:
@@ -106,10 +135,10 @@ def sentences(text: str, span: Span | None = None) -> list[Span]:
 
 def is_long(text: str) -> bool:
     """Whether ``text`` is long enough to be kept as passages as well as whole."""
-    words = len(_WORD.findall(text))
-    if words > LONG_WORDS:
+    size = tokens(text)
+    if size > LONG_TOKENS:
         return True
-    return words > MIN_WORDS and len(sentences(text)) > LONG_SENTENCES
+    return size > FEW_TOKENS and len(sentences(text)) > LONG_SENTENCES
 
 
 def cut(text: str) -> list[Span]:
@@ -122,9 +151,10 @@ def cut(text: str) -> list[Span]:
         return []
     lines = _lines(text)
     transcript = _is_transcript(text, lines)
+    most = TURN_TOKENS if transcript else MAX_TOKENS
     units: list[tuple[Span, bool]] = []  # (span, starts a block)
     for block in _blocks(text, lines):
-        if _words(text, block) <= MAX_WORDS:
+        if tokens(text, block) <= most:
             units.append((block, True))
         else:
             units.extend((s, i == 0) for i, s in enumerate(sentences(text, block)))
@@ -132,9 +162,9 @@ def cut(text: str) -> list[Span]:
     current: Span | None = None
     size = 0
     for span, opens in units:
-        n = _words(text, span)
+        n = tokens(text, span)
         close = current is not None and (
-            size + n > MAX_WORDS or (opens and (transcript or size >= MIN_WORDS))
+            size + n > most or (opens and (transcript or size >= MIN_TOKENS))
         )
         if close:
             assert current is not None
@@ -193,4 +223,4 @@ def _said(headline: str, quoted: Sequence[str]) -> bool:
     return bool(parts) and all(p in body for p in parts)
 
 
-__all__ = ["GAP", "HEAD_MARK", "LONG_SENTENCES", "LONG_WORDS", "MAX_WORDS", "MIN_WORDS", "Span", "cut", "excerpt", "is_long", "sentences", "texts"]
+__all__ = ["FEW_TOKENS", "GAP", "HEAD_MARK", "LONG_SENTENCES", "LONG_TOKENS", "MAX_TOKENS", "MIN_TOKENS", "TURN_TOKENS", "Span", "cut", "excerpt", "is_long", "sentences", "texts", "tokens"]

@@ -42,7 +42,16 @@ def test_a_turn_too_long_for_a_window_is_cut_at_its_sentences() -> None:
     long_turn = [t for t in texts if "palace" in t]
     assert len(long_turn) >= 2
     assert long_turn[0].startswith("Bo: Yes, on Tuesday.")
-    assert all(len(t.split()) <= passages.MAX_WORDS for t in long_turn)
+    assert all(passages.tokens(t) <= passages.TURN_TOKENS for t in long_turn)
+
+
+def test_a_long_single_turn_is_one_passage_as_in_a_transcript() -> None:
+    # A memory per turn with many short sentences is long by its sentences; it stays one passage (a turn),
+    # so an excerpt of it is the turn whole, not a window of it.
+    turn = ("Wes: Oh wow. Really? Ha. I grew up in Willowmere, by the river. Everyone knew everyone there. "
+            "We left in May, the year the mill closed. It rained for a week. Anyway, that was that.")
+    assert passages.is_long(turn)
+    assert passages.texts(turn, passages.cut(turn)) == [turn]
 
 
 def test_a_document_packs_short_lines_and_keeps_its_last_sentence() -> None:
@@ -50,7 +59,24 @@ def test_a_document_packs_short_lines_and_keeps_its_last_sentence() -> None:
     texts = passages.texts(doc, passages.cut(doc))
     assert len(texts) > 1
     assert texts[-1].endswith("The server password rotates every 90 days.")
-    assert all(len(t.split()) <= passages.MAX_WORDS for t in texts)
+    assert all(passages.tokens(t) <= passages.MAX_TOKENS for t in texts)
+
+
+def test_tokens_count_word_pieces_not_words() -> None:
+    # A JSON record is 8 words by whitespace and 35 MiniLM tokens: its marks are tokens of their own.
+    record = '{"user": "chloe.aziz", "role": "billing-viewer", "mfa": false, "team": "infrastructure"}'
+    assert passages.tokens(record) == 36
+    assert passages.tokens("The deploy ended at noon") == 5
+    assert passages.tokens("2024-01-05T02:54:52.908Z") == 15  # 2024 (two) - 01 - 05 T 02 : 54 : 52 . 908 Z
+    assert passages.tokens("internationalisation") == 3  # a long word is split into pieces
+
+
+def test_a_log_is_cut_into_windows_of_a_few_lines() -> None:
+    log = "\n".join(f"2024-01-05T02:{i % 60:02d}:52.908Z INFO orchid-crm-gateway user u{i} signed in from 10.54.157.{i}" for i in range(40))
+    texts = passages.texts(log, passages.cut(log))
+    # By words (11 a line) a window held 8 lines, some 330 word pieces; by tokens it holds two or three.
+    assert all(1 <= t.count("\n") + 1 <= 3 for t in texts)
+    assert all(passages.tokens(t) <= passages.MAX_TOKENS for t in texts)
 
 
 _line = st.one_of(
@@ -84,7 +110,7 @@ def test_passages_are_ordered_disjoint_stripped_slices_holding_every_word(lines:
 def test_no_passage_is_longer_than_a_window_unless_one_sentence_is(sentences: list[str]) -> None:
     text = " ".join(f"{s.strip() or 'x'}.".capitalize() for s in sentences)
     for piece in passages.texts(text, passages.cut(text)):
-        if len(piece.split()) > passages.MAX_WORDS:
+        if passages.tokens(piece) > passages.MAX_TOKENS:
             assert len(passages.sentences(piece)) == 1
 
 
