@@ -295,6 +295,8 @@ def test_present_mode_says_whose_memory_at_which_alpha_and_what_a_search_returns
     url, mem = served
     open_scene(sized, f"{url}?q={QUERY.replace(' ', '+')}&agent=legal-review")
     sized.click("#present")
+    # The subtitle's text is kept current outside the mode too; the mode is the class on the page.
+    assert eventually(sized, lambda: sized.evaluate("() => document.getElementById('app').classList.contains('presenting')"), 10_000)
     profile = mem.profile("legal-review")
     expected = f"legal-review · α {profile.alpha:.2f} · a search returns at most {profile.budget:,} tokens"
     assert eventually(sized, lambda: sized.inner_text("#present-sub") == expected, 10_000), sized.inner_text("#present-sub")
