@@ -25,7 +25,7 @@ import lodviz
 from lodviz.access import current_face, set_face
 from lodviz.audit import FLOOR_MOVES, RETRIEVING, summarise
 from lodviz.errors import LodvizError
-from lodviz.ingest.importers import read_path
+from lodviz.ingest.importers import FORMATS, read_path
 from lodviz.ingest.inputs import UNOWNED
 from lodviz.memory import Memory, Result
 from lodviz.params import DEFAULT_BUDGET_ARG, PRESETS, BudgetArg, Params
@@ -241,7 +241,7 @@ def _echo_text(text: str) -> None:
               help="Visibility for records that have none (default: private with --agent, else shared).")
 @click.option("--batch-size", default=256, show_default=True, help="Memories per transaction.")
 @click.option("--embed", "embed_field", type=click.Choice(["summary", "full"]), help="Which text a new store embeds (default summary).")
-@click.option("--format", "fmt", type=click.Choice(["auto", "lodviz", "csv", "claude-code", "openai", "chatgpt", "markdown"]),
+@click.option("--format", "fmt", type=click.Choice(FORMATS),
               default="auto", show_default=True, help="What PATH holds; auto tells by its contents.")
 @pass_session
 def ingest(

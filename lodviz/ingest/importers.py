@@ -26,9 +26,12 @@ from typing import Any
 
 from lodviz import limits
 from lodviz.errors import ImportFormatError, InvalidInput
+from lodviz.ingest import transcripts
 from lodviz.ingest.inputs import TOO_DEEP, MemoryInput, json_value, parse_record
 from lodviz.ingest.transcripts import Parsed
 
+#: What ``--format`` takes: detection, lodviz's own JSON/JSONL and CSV, then every reader's format.
+FORMATS = ("auto", "lodviz", "csv", *transcripts.READERS)
 TEXT_SUFFIXES = {".md", ".markdown", ".txt"}
 BOM = b"\xef\xbb\xbf"
 
@@ -190,21 +193,14 @@ def iter_batches(records: list[MemoryInput], size: int) -> Iterator[list[MemoryI
 
 
 def read_path(path: str | Path, fmt: str = "auto", defaults: Mapping[str, Any] | None = None) -> Parsed:
-    """Records from ``path`` in format ``fmt`` (``auto`` detects it; ``lodviz.ingest.transcripts.FORMATS``)."""
-    from lodviz.ingest import transcripts
-
+    """Records from ``path`` in format ``fmt`` (``auto`` detects it; one of ``FORMATS``)."""
     path = Path(path)
     if not path.exists():
         raise ImportFormatError(f"{path}: no such file or folder.")
-    if fmt not in transcripts.FORMATS:
-        raise ImportFormatError(f"unknown format {fmt!r}; choose one of {', '.join(transcripts.FORMATS)}.")
+    if fmt not in FORMATS:
+        raise ImportFormatError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}.")
     chosen = transcripts.detect(path) if fmt == "auto" else fmt
-    readers = {
-        "claude-code": transcripts.read_claude_code,
-        "openai": transcripts.read_openai,
-        "chatgpt": transcripts.read_chatgpt,
-        "markdown": transcripts.read_markdown,
-    }
+    readers = transcripts.READERS
     try:
         if chosen in readers:
             if path.is_dir() and chosen != "markdown":

@@ -39,7 +39,6 @@ from typing import Any
 from lodviz.errors import ImportFormatError, InvalidInput
 from lodviz.ingest.inputs import TOO_DEEP, TOO_LONG, MemoryInput, json_value, parse_record
 
-FORMATS = ("auto", "lodviz", "csv", "claude-code", "openai", "chatgpt", "markdown")
 BOM = b"\xef\xbb\xbf"
 SECTION_FROM = 6_000  # characters: longer pages are split at their headings
 TOOL_INPUT_CHARS = 400  # how much of a tool call's input an assistant turn keeps
@@ -309,6 +308,14 @@ def read_markdown(path: Path, defaults: Mapping[str, Any] | None = None) -> Pars
 
 
 # -- which format -----------------------------------------------------------------------------------
+
+#: The readers of this module by format name (``lodviz.ingest.importers.read_path`` picks one).
+READERS = {
+    "claude-code": read_claude_code,
+    "openai": read_openai,
+    "chatgpt": read_chatgpt,
+    "markdown": read_markdown,
+}
 
 
 def detect(path: Path) -> str:
