@@ -25,6 +25,7 @@ import lodviz
 from lodviz.access import current_face, set_face
 from lodviz.audit import FLOOR_MOVES, RETRIEVING, summarise
 from lodviz.errors import LodvizError
+from lodviz.export import atlas_command, atlas_frame, write_atlas
 from lodviz.ingest.importers import FORMATS, read_path
 from lodviz.ingest.inputs import UNOWNED
 from lodviz.memory import Memory, Result
@@ -844,17 +845,39 @@ def tune(session: CliContext, agent_id: str | None, budget_tokens: int, save: bo
 
 
 @cli.command()
-@click.option("--output", "-o", type=click.Path(path_type=Path), help="File to write (default stdout).")
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True)
-@click.option("--agent", "agent_id", help="Only what this agent may see.")
+@click.option("--output", "-o", type=click.Path(path_type=Path), help="File to write (default stdout; atlas needs one).")
+@click.option(
+    "--format", "fmt", type=click.Choice(["jsonl", "csv", "atlas"]), default="jsonl", show_default=True,
+    help="atlas: a Parquet file for Apple's Embedding Atlas (texts, the store's map as x/y, tier, agent, times).",
+)
+@click.option("--agent", "agent_id", help="Only what this agent may see (atlas: tiered under its profile).")
+@click.option(
+    "--with-vectors", is_flag=True,
+    help="atlas: also each memory's embedding (vector) and its 15 nearest exported memories (neighbors; exact, quadratic).",
+)
 @pass_session
-def export(session: CliContext, output: Path | None, fmt: str, agent_id: str | None) -> None:
-    """Write every memory (texts, usage history, floor) as JSONL or CSV; `ingest` reads it back.
+def export(session: CliContext, output: Path | None, fmt: str, agent_id: str | None, with_vectors: bool) -> None:
+    """Write every memory (texts, usage history, floor) as JSONL or CSV, which `ingest` reads back, or for Embedding Atlas.
 
     A file is written whole or not at all: into a temporary file beside it,
     renamed over OUTPUT once complete. JSON escapes every control character
     (values unchanged); CSV printed to a terminal shows them, not obeys them.
+
+    --format atlas writes a Parquet file that `embedding-atlas OUTPUT --x x
+    --y y --text text` opens: one row per memory with its texts, its place on
+    the store's map, the tier the landscape gives it with no query (under the
+    --agent's profile, else its own agent's), agent, kind, source, times (UTC),
+    retrieval count and floor. The map must be fitted (`lodviz serve` does it).
     """
+    if with_vectors and fmt != "atlas":
+        raise lodviz.InvalidInput("--with-vectors is for --format atlas.")
+    if fmt == "atlas":
+        if output is None:
+            raise lodviz.InvalidInput("--format atlas writes a Parquet file: name it with -o FILE.")
+        frame = atlas_frame(session.open(must_exist=True), agent_id, with_vectors=with_vectors)
+        write_atlas(frame, output)
+        _say(f"Wrote {len(frame)} memories to {output}; open it with: {atlas_command(output, with_vectors)}", err=True)
+        return
     rows = [record.to_dict() for record in session.open(must_exist=True).export_records(agent_id)]
     if output is None:
         _write_export(sys.stdout, rows, fmt, terminal=_is_terminal())
