@@ -26,12 +26,12 @@ from typing import Any
 
 from lodviz import limits
 from lodviz.errors import ImportFormatError, InvalidInput
-from lodviz.ingest import transcripts
+from lodviz.ingest import memory_systems, transcripts
 from lodviz.ingest.inputs import TOO_DEEP, MemoryInput, json_value, parse_record
 from lodviz.ingest.transcripts import Parsed
 
 #: What ``--format`` takes: detection, lodviz's own JSON/JSONL and CSV, then every reader's format.
-FORMATS = ("auto", "lodviz", "csv", *transcripts.READERS)
+FORMATS = ("auto", "lodviz", "csv", *transcripts.READERS, *memory_systems.READERS)
 TEXT_SUFFIXES = {".md", ".markdown", ".txt"}
 BOM = b"\xef\xbb\xbf"
 
@@ -199,11 +199,11 @@ def read_path(path: str | Path, fmt: str = "auto", defaults: Mapping[str, Any] |
         raise ImportFormatError(f"{path}: no such file or folder.")
     if fmt not in FORMATS:
         raise ImportFormatError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}.")
-    chosen = transcripts.detect(path) if fmt == "auto" else fmt
-    readers = transcripts.READERS
+    chosen = (memory_systems.detect(path) or transcripts.detect(path)) if fmt == "auto" else fmt
+    readers = {**transcripts.READERS, **memory_systems.READERS}
     try:
         if chosen in readers:
-            if path.is_dir() and chosen != "markdown":
+            if path.is_dir() and chosen not in ("markdown", *memory_systems.FOLDER_FORMATS):
                 raise ImportFormatError(f"{path}: a folder is read as markdown; {chosen} reads one file.")
             parsed = readers[chosen](path, defaults)
         elif chosen == "csv":
