@@ -249,8 +249,9 @@ def ingest(
     session: CliContext, path: Path, agent_id: str | None, kind: str | None, visibility: str | None, batch_size: int,
     embed_field: str | None, fmt: str,
 ) -> None:
-    """Import memories: lodviz JSONL or CSV, a Claude Code transcript, an OpenAI message list,
-    a ChatGPT export (conversations.json), or a folder of Markdown notes or wiki pages.
+    """Import memories: lodviz JSONL or CSV, a Claude Code, Codex CLI or Gemini CLI transcript, an OpenAI
+    message list, a ChatGPT export (conversations.json), a folder of Markdown notes or wiki pages, or another
+    memory system's export (mem0's get_all JSON, a MemPalace palace, a Letta agent file).
 
     The whole input is validated first; a bad record stops the import with its
     file and line and nothing is written. Running it again adds only what is new.
