@@ -3,6 +3,7 @@
     python benchmarks/lexical_libraries.py check                       # bm25s scoring lexical.py's own terms = lexical.bm25
     python benchmarks/lexical_libraries.py lexical --workdir DIR       # BM25 alone: recall@10 / MRR of the needed passage
     python benchmarks/lexical_libraries.py speed                       # the lexical work of a k = 1,000 search, per variant
+    python benchmarks/lexical_libraries.py conflicts                   # the conflict detector (it stems too), per stemmer
     python benchmarks/lexical_libraries.py retrieval --variants today,pystemmer,bm25s --workdir DIR
         [-- any benchmarks/retrieval.py arguments, e.g. --systems lodviz-default,flat-hybrid --reuse-stores]
 
@@ -38,7 +39,7 @@ corpus, and, with ``--workdir`` holding the ingested stores, every memory by its
 (``lodviz/data/lodviz-sample.duckdb``, 3,019 memories, 4,419 passages): the candidates are the
 top 1,000 by cosine (stored vectors; the bundled model embeds the queries: ``sample_data/golden.jsonl``
 and ``benchmarks/load.py``'s), the texts their summaries and their long memories' passages;
-each path's wall and CPU time per query, median of repeats, interleaved; results
+each path's wall and CPU time per query, median of repeats, interleaved in a new random order per query; results
 ``lexical-libraries-speed.json``.
 """
 
@@ -418,23 +419,31 @@ def speed(args: argparse.Namespace) -> dict[str, Any]:
         cases.append((query, rows, texts, long))
     log(f"candidates: {K} per query; passages of the long candidates: median {int(np.median([len(c[3]) for c in cases]))}")
 
-    # Warm-ups, each variant from nothing (empty memo): what a store's warm-up pays once.
+    # Warm-ups, each variant from nothing (empty memo): what a store's warm-up pays once (median of 7).
     setup: dict[str, dict[str, float]] = {}
     memos: dict[str, dict[str | bytes, str]] = {}
     indexes: dict[str, lexical.TermIndex] = {}
-    for name in ("today", "pystemmer"):
-        with variant(name):
+    built: dict[str, Any] = {}
+
+    def once(label: str, fn: Callable[[], Any]) -> None:
+        got = []
+        for _ in range(7):
+            gc.collect()
+            got.append(timed(fn))
+        setup[label] = {"wall_ms": float(np.median([w for w, _ in got])), "cpu_ms": float(np.median([c for _, c in got]))}
+
+    def term_index(name: str) -> None:
+        with variant(name):  # an empty memo each time
             index = lexical.TermIndex()
-            wall, cpu = timed(lambda: index.extend(summaries))
+            index.extend(summaries)
             indexes[name], memos[name] = index, lexical._MEMO
-            setup[f"{name}: TermIndex of every summary (empty memo)"] = {"wall_ms": wall, "cpu_ms": cpu}
-    tokenized: dict[str, Any] = {}
-    wall, cpu = timed(lambda: tokenized.setdefault("all", bm25s_tokens(summaries)))
-    setup["bm25s: tokenize every summary"] = {"wall_ms": wall, "cpu_ms": cpu}
-    every = tokenized["all"]
-    whole: dict[str, Any] = {}
-    wall, cpu = timed(lambda: whole.setdefault("index", bm25s_index(every)))
-    setup["bm25s: index every summary (after tokenizing)"] = {"wall_ms": wall, "cpu_ms": cpu}
+
+    for name in ("today", "pystemmer"):
+        once(f"{name}: TermIndex of every summary (empty memo)", lambda: term_index(name))
+    once("bm25s: tokenize every summary", lambda: built.__setitem__("tokens", bm25s_tokens(summaries)))
+    every = built["tokens"]
+    once("bm25s: index every summary (after tokenizing)", lambda: built.__setitem__("index", bm25s_index(every)))
+    whole = built
     global_index = whole["index"]
     doc_freq = np.zeros(len(every.vocab), dtype=np.int64)  # df over the whole store, for the global index's "most"
     for doc in every.ids:
@@ -530,12 +539,14 @@ def speed(args: argparse.Namespace) -> dict[str, Any]:
             for fn in fn_list:
                 fn()
         names = list(paths)
-        for repeat in range(args.repeats):
+        shuffle = np.random.default_rng(0)
+        for _ in range(args.repeats):
             gc.collect()
-            order = names[repeat % len(names):] + names[: repeat % len(names)]
             for i in range(len(cases)):
-                for p in order:
-                    samples[p].append(timed(runs[p][i]))
+                # A new order for every query: a sub-millisecond path timed right after a 40 ms one finds the
+                # caches flushed, so no path may always follow the same other.
+                for j in shuffle.permutation(len(names)).tolist():
+                    samples[names[j]].append(timed(runs[names[j]][i]))
     finally:
         lexical.stem, lexical._MEMO = saved
     base = {"summaries": "summaries, today, warmed TermIndex", "passages": "passages, today, split per search"}
@@ -564,6 +575,42 @@ def report_speed(result: dict[str, Any]) -> str:
     lines += ["", "| once (warm-up) | wall ms | CPU ms |", "|---|---|---|"]
     for p, row in result["setup"].items():
         lines.append(f"| {p} | {row['wall_ms']:.0f} | {row['cpu_ms']:.0f} |")
+    return "\n".join(lines)
+
+
+# -- the conflict detector (lodviz.conflicts stems with lexical.stem too) ------------------------
+
+
+def conflicts_check() -> dict[str, Any]:
+    """``benchmarks/conflicts.py``'s detector reading of the sample store with today's stemmer and with PyStemmer's.
+
+    ``lodviz.conflicts`` imports ``stem`` and stems its word lists at import, so it is reloaded with the
+    stemmer in place (and again after). bm25s has no part in it (not a stemmer): not run.
+    """
+    from lodviz import conflict_scan, conflicts
+
+    bench = importlib.import_module("benchmarks.conflicts")
+    out: dict[str, Any] = {}
+    for name in ("today", "pystemmer"):
+        with variant(name):
+            importlib.reload(conflicts)
+            importlib.reload(conflict_scan)
+            raised, took = bench.raised_pairs(SAMPLE, False)
+        importlib.reload(conflicts)
+        importlib.reload(conflict_scan)
+        got = bench.evaluate(raised, bench.labelled())
+        got["seconds"] = round(took, 2)
+        out[name] = got
+        log(f"  conflicts {name}: raised {got['raised']}, yes {got['yes']}, no {got['no']}, unlabelled {got['unlabelled']}, "
+            f"designed {got['designed_found']}")
+    return out
+
+
+def report_conflicts(result: dict[str, Any]) -> str:
+    lines = ["| stemmer | raised | yes | no | unlabelled | precision | designed found | every 'yes' found |", "|---|---|---|---|---|---|---|---|"]
+    for name, r in result["conflicts"].items():
+        lines.append(f"| {name} | {r['raised']} | {r['yes']} | {r['no']} | {r['unlabelled']} | {r['precision']} | "
+                     f"{r['designed_found']} | {r['yes_recall']} |")
     return "\n".join(lines)
 
 
@@ -614,7 +661,7 @@ def main(argv: list[str] | None = None) -> int:
         at = given.index("--")
         given, rest = given[:at], given[at + 1:]
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=("check", "lexical", "speed", "retrieval"))
+    parser.add_argument("what", choices=("check", "lexical", "speed", "conflicts", "retrieval"))
     parser.add_argument("--variants", default=",".join(VARIANTS), help="retrieval: comma-separated, run in this order")
     parser.add_argument("--workdir", default=None, help="retrieval: the ingested stores (reused); lexical: where to find them")
     parser.add_argument("--prefix", default="lexical-libraries-retrieval", help="retrieval: results are <prefix>-<variant>.json")
@@ -632,6 +679,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.what == "check":
         result["check"] = equivalence_check()
         text = json.dumps(result["check"])
+    elif args.what == "conflicts":
+        result["conflicts"] = conflicts_check()
+        text = report_conflicts(result)
     elif args.what == "lexical":
         result.update(lexical_check(args))
         text = report_lexical(result)
