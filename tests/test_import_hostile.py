@@ -14,11 +14,10 @@ import pytest
 from click.testing import CliRunner
 
 import lodviz
-from lodviz.cli import cli
 from lodviz.errors import ImportFormatError, InvalidInput
 from lodviz.ingest.importers import read_path
+from tests.importing import KEPT, assert_refused_in_one_line, ingest, kept_store, texts
 
-KEPT = "Paragon Clinical MSA: liability cap at 2x annual fees, carve-out for data breaches."
 VALID = [json.dumps({"text": f"Site visit {i}: the freezer log at plant {i} was complete."}) for i in range(600)]
 DEEP = "[" * 100_000 + "]" * 100_000
 
@@ -31,29 +30,7 @@ def runner(cli_env):
 @pytest.fixture
 def store(tmp_path, runner):
     """A store holding one memory, KEPT."""
-    path = tmp_path / "hostile.duckdb"
-    result = runner.invoke(cli, ["--store", str(path), "add", KEPT, "--agent", "legal"])
-    assert result.exit_code == 0, result.output
-    return path
-
-
-def texts(path, embedder) -> list[str]:
-    mem = lodviz.open(path, embedder=embedder)
-    try:
-        return [record.text for record in mem.export_records()]
-    finally:
-        mem.close()
-
-
-def ingest(runner, store, source, *args):
-    return runner.invoke(cli, ["--store", str(store), "ingest", str(source), *args])
-
-
-def assert_refused_in_one_line(result, *fragments):
-    lines = result.output.strip().splitlines()
-    assert result.exit_code == 1 and len(lines) == 1 and lines[0].startswith("Error: "), (result.output, result.exception)
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
+    return kept_store(tmp_path, runner)
 
 
 # -- F2: the whole input is validated before its first row is written ---------------------------------

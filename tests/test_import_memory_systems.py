@@ -18,16 +18,15 @@ import pytest
 from click.testing import CliRunner
 
 import lodviz
-from lodviz.cli import cli
 from lodviz.ingest import memory_systems
 from lodviz.ingest.importers import read_path
+from tests.importing import KEPT, assert_refused_in_one_line, ingest, kept_store
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 MEM0 = FIXTURES / "mem0" / "get_all.json"
 PALACE = FIXTURES / "mempalace" / "palace"
 LETTA = FIXTURES / "letta" / "travel_desk.af"
 LETTA_OLD = FIXTURES / "letta" / "audit_assistant_v0.6.af"
-KEPT = "Paragon Clinical MSA: liability cap at 2x annual fees, carve-out for data breaches."
 
 
 @pytest.fixture
@@ -38,14 +37,7 @@ def runner(cli_env):
 @pytest.fixture
 def store(tmp_path, runner):
     """A store holding one memory, KEPT."""
-    path = tmp_path / "memory.duckdb"
-    result = runner.invoke(cli, ["--store", str(path), "add", KEPT, "--agent", "legal"])
-    assert result.exit_code == 0, result.output
-    return path
-
-
-def ingest(runner, store, source, *args):
-    return runner.invoke(cli, ["--store", str(store), "ingest", str(source), *args])
+    return kept_store(tmp_path, runner)
 
 
 def stored(store, embedder) -> list[lodviz.MemoryRecord]:
@@ -58,14 +50,6 @@ def imported(runner, store, source, embedder, *args) -> list[lodviz.MemoryRecord
     result = ingest(runner, store, source, *args)
     assert result.exit_code == 0, result.output
     return [r for r in stored(store, embedder) if r.text != KEPT]
-
-
-def assert_refused_in_one_line(result, *fragments):
-    lines = result.output.strip().splitlines()
-    assert result.exit_code == 1 and len(lines) == 1 and lines[0].startswith("Error: "), (result.output, result.exception)
-    assert isinstance(result.exception, SystemExit) and "Traceback" not in result.output
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
 
 
 def when(text: str) -> datetime:

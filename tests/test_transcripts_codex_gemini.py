@@ -23,6 +23,7 @@ from lodviz.cli import cli
 from lodviz.errors import ImportFormatError, LodvizError
 from lodviz.ingest.importers import FORMATS, read_path
 from lodviz.ingest.transcripts import detect
+from tests.importing import KEPT, assert_refused_in_one_line, ingest, kept_store, texts
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CODEX = FIXTURES / "codex" / "rollout-2026-03-14T10-02-11-0199e0a4-5b7c-7d21-9f3e-2a6c8b1d4e07.jsonl"
@@ -33,11 +34,6 @@ GEMINI_CHECKPOINT = FIXTURES / "gemini" / "checkpoint-zones-review.json"
 GEMINI_LOGS = FIXTURES / "gemini" / "logs.json"
 CODEX_SESSION = "0199e0a4-5b7c-7d21-9f3e-2a6c8b1d4e07"
 GEMINI_SESSION = "7c1e9a2b-4d6f-4a81-b3c5-9e0d2f4a6b18"
-KEPT = "Paragon Clinical MSA: liability cap at 2x annual fees, carve-out for data breaches."
-
-
-def utc(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
 
 
 @pytest.fixture
@@ -48,30 +44,11 @@ def runner(cli_env):
 @pytest.fixture
 def store(tmp_path, runner):
     """A store holding one memory, KEPT."""
-    path = tmp_path / "m.duckdb"
-    result = runner.invoke(cli, ["--store", str(path), "add", KEPT, "--agent", "legal"])
-    assert result.exit_code == 0, result.output
-    return path
+    return kept_store(tmp_path, runner)
 
 
-def texts(path, embedder) -> list[str]:
-    mem = lodviz.open(path, embedder=embedder)
-    try:
-        return [record.text for record in mem.export_records()]
-    finally:
-        mem.close()
-
-
-def ingest(runner, store, source, *args):
-    return runner.invoke(cli, ["--store", str(store), "ingest", str(source), *args])
-
-
-def assert_refused_in_one_line(result, *fragments):
-    lines = result.output.strip().splitlines()
-    assert result.exit_code == 1 and len(lines) == 1 and lines[0].startswith("Error: "), (result.output, result.exception)
-    assert "Traceback" not in result.output
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
+def utc(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
 
 
 # -- telling the formats apart ---------------------------------------------------------------------
