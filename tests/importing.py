@@ -11,6 +11,8 @@ from click.testing import CliRunner, Result
 
 import lodviz
 from lodviz.cli import cli
+from lodviz.errors import LodvizError
+from lodviz.ingest.importers import read_path
 
 #: The one memory a ``store`` holds before an import.
 KEPT = "Paragon Clinical MSA: liability cap at 2x annual fees, carve-out for data breaches."
@@ -42,3 +44,13 @@ def assert_refused_in_one_line(result: Result, *fragments: str) -> None:
     assert isinstance(result.exception, SystemExit) and "Traceback" not in result.output
     for fragment in fragments:
         assert fragment in lines[0], lines[0]
+
+
+def assert_read_or_refused(path, fmt: str) -> None:
+    """``path`` in format ``fmt`` is either read into records that all hold text, or refused with a message."""
+    try:
+        parsed = read_path(path, fmt)
+    except LodvizError as exc:
+        assert str(exc) and "Traceback" not in str(exc)
+        return
+    assert all(r.text.strip() for r in parsed.records)

@@ -142,6 +142,16 @@ def _sqlite_value(string: Any, integer: Any, real: Any, boolean: Any) -> Any:
     return None if boolean is None else bool(boolean)
 
 
+def _metadata_rows(connection: sqlite3.Connection, table: str) -> sqlite3.Cursor:
+    """(embedding row id, key, string, int, float, bool value) of the drawers' metadata in ``table``, in the order written."""
+    return connection.execute(
+        f"SELECT m.id, m.key, m.string_value, m.int_value, m.float_value, m.bool_value FROM {table} m "
+        "JOIN embeddings e ON m.id = e.id JOIN segments s ON e.segment_id = s.id JOIN collections c ON s.collection = c.id "
+        "WHERE c.name = ? AND s.scope = 'METADATA' ORDER BY m.rowid",
+        (DRAWERS,),
+    )
+
+
 def _drawers(database: Path) -> list[tuple[str, dict[str, Any]]]:
     """(drawer id, metadata with its document under ``chroma:document``) of every drawer, in filing order."""
     connection = sqlite3.connect(database.resolve().as_uri() + "?mode=ro", uri=True)
@@ -161,23 +171,11 @@ def _drawers(database: Path) -> list[tuple[str, dict[str, Any]]]:
             (DRAWERS,),
         ).fetchall()
         drawers: dict[int, tuple[str, dict[str, Any]]] = {row_id: (str(drawer_id), {}) for row_id, drawer_id in rows}
-        value_rows = connection.execute(
-            "SELECT m.id, m.key, m.string_value, m.int_value, m.float_value, m.bool_value FROM embedding_metadata m "
-            "JOIN embeddings e ON m.id = e.id JOIN segments s ON e.segment_id = s.id JOIN collections c ON s.collection = c.id "
-            "WHERE c.name = ? AND s.scope = 'METADATA'",
-            (DRAWERS,),
-        )
-        for row_id, key, *value in value_rows:
+        for row_id, key, *value in _metadata_rows(connection, "embedding_metadata"):
             if row_id in drawers:
                 drawers[row_id][1][key] = _sqlite_value(*value)
         if "embedding_metadata_array" in tables:  # list values (Chroma 1.5 and later)
-            array_rows = connection.execute(
-                "SELECT a.id, a.key, a.string_value, a.int_value, a.float_value, a.bool_value FROM embedding_metadata_array a "
-                "JOIN embeddings e ON a.id = e.id JOIN segments s ON e.segment_id = s.id JOIN collections c ON s.collection = c.id "
-                "WHERE c.name = ? AND s.scope = 'METADATA' ORDER BY a.rowid",
-                (DRAWERS,),
-            )
-            for row_id, key, *value in array_rows:
+            for row_id, key, *value in _metadata_rows(connection, "embedding_metadata_array"):
                 if row_id in drawers:
                     listed = drawers[row_id][1].setdefault(key, [])
                     if isinstance(listed, list):
