@@ -142,22 +142,39 @@ def scan(codes: np.ndarray, scale: np.ndarray | None, query: np.ndarray) -> np.n
 
 
 class _MappedRows:
-    """A growable float32 (rows, dim) array in an unlinked temporary file, memory-mapped."""
+    """A growable float32 (rows, dim) array in an unlinked temporary file, memory-mapped.
+
+    Or, made ``over`` the rows of a store's matrix file (``lodviz.store.matrix_file``),
+    that mapping until the first growth, which copies its rows into a temporary file.
+    """
 
     def __init__(self, dim: int, capacity: int) -> None:
-        fd, path = tempfile.mkstemp(prefix="lodviz-vectors-", suffix=".f32")
-        self._file = os.fdopen(fd, "r+b")
-        os.unlink(path)  # gone with the process, however it ends
         self.dim = dim
+        self._file: Any = None
         self.array = self._map(max(capacity, 1))
 
+    @classmethod
+    def over(cls, array: np.ndarray) -> _MappedRows:
+        rows = cls.__new__(cls)
+        rows.dim = array.shape[1]
+        rows._file = None
+        rows.array = array
+        return rows
+
     def _map(self, capacity: int) -> np.ndarray:
+        if self._file is None:
+            fd, path = tempfile.mkstemp(prefix="lodviz-vectors-", suffix=".f32")
+            self._file = os.fdopen(fd, "r+b")
+            os.unlink(path)  # gone with the process, however it ends
         self._file.truncate(capacity * self.dim * 4)
         return np.memmap(self._file, dtype=np.float32, mode="r+", shape=(capacity, self.dim))
 
     def grow(self, capacity: int) -> None:
         # Views of the old mapping (earlier snapshots) stay valid: the file only grows.
+        adopted = self.array if self._file is None else None
         self.array = self._map(capacity)
+        if adopted is not None:
+            self.array[: len(adopted)] = adopted
 
     def advise(self, scattered: bool) -> None:
         """Tell the kernel the next reads are scattered rows (no read-around), or back to normal.
@@ -185,6 +202,17 @@ class UnitRows:
         self.codes: np.ndarray | None = None
         self.scale: np.ndarray | None = None
         self.exact = self._allocate(capacity)
+
+    @classmethod
+    def mapped(cls, kind: str, exact: np.ndarray, codes: np.ndarray | None, scale: np.ndarray | None) -> UnitRows:
+        """A matrix over arrays mapped from a file (``lodviz.store.matrix_file``), full to capacity."""
+        matrix = cls.__new__(cls)
+        matrix.kind = parse_kind(kind)
+        matrix.dim = exact.shape[1]
+        matrix._mapped = _MappedRows.over(exact) if matrix.compact else None
+        matrix.codes, matrix.scale = (codes, scale) if matrix.compact else (None, None)
+        matrix.exact = exact
+        return matrix
 
     @property
     def compact(self) -> bool:

@@ -41,6 +41,7 @@ import pyarrow as pa
 
 from lodviz.errors import StoreError
 from lodviz.matrix import UnitRows, parse_kind
+from lodviz.store import matrix_file
 from lodviz.store.applier import Applier
 from lodviz.store.base import (
     TABLE_ORDER,
@@ -553,7 +554,7 @@ _STATE_SQL = """
            coalesce(u.retrieval_count, 0) AS retrieval_count, m.floor, m.agent_id,
            m.visibility = 'shared' AS shared, m.kind, m.layout_x, m.layout_y,
            length(m.text) AS len_text, length(m.summary) AS len_summary,
-           length(m.headline) AS len_headline, m.forgotten_at IS NOT NULL AS forgotten, m.embedding
+           length(m.headline) AS len_headline, m.forgotten_at IS NOT NULL AS forgotten{embedding}
     FROM memories m LEFT JOIN usage_totals u ON u.memory_id = m.id {where}
 """
 # No ORDER BY: sorting a million rows with their embeddings costs seconds and
@@ -573,6 +574,14 @@ class DuckDBStore(SQLStore):
     #: benchmark's texts, ~0.4 GiB); with a compact matrix, which is chosen to
     #: save memory, at most ``FULL_TEXTS_IN_MEMORY_COMPACT``: see ``texts.ShortTexts``.
     FULL_TEXTS_IN_MEMORY = 400_000_000
+    #: In a store of at least ``TEXTS_BY_ID_FROM`` memories, text reads (a search makes one or two) answered
+    #: from the file before the short texts are loaded whole (a warm-up loads them at once).
+    TEXT_READS_BY_ID = 6
+    TEXTS_BY_ID_FROM = 200_000
+    #: Stores with at least this many memories keep their matrix in a file beside them (``save_matrix``).
+    MATRIX_FILE_FROM = 20_000
+    #: The file is written again once the mirror holds this share of rows more than it does.
+    MATRIX_FILE_SLACK = 0.05
     #: Up to this many memories the texts in memory are Python strings (see ``texts.ShortTexts``).
     TEXTS_AS_OBJECTS = 2_000_000
     FULL_TEXTS_IN_MEMORY_COMPACT = 64_000_000
@@ -602,6 +611,11 @@ class DuckDBStore(SQLStore):
         self._lock = threading.RLock()
         self._depth = 0  # how deep in atomic() blocks this connection is
         self._cache: TextMirror | None = None
+        self._forgets = 0  # memories this process forgot (a text read outside the lock is dropped if it changes)
+        self._texts_read_by_id = 0  # text reads made from the file while the short texts were not loaded
+        self.matrix_rows_mapped = 0  # rows of the loaded matrix mapped from the matrix file (0: rebuilt)
+        self._matrix_saved: int | None = None  # rows this process last wrote to the matrix file
+        self._forgotten_while_saving: list[int] | None = None  # ids forgotten while ``save_matrix`` writes
         self._version = 0  # see ``version``: grows with every change to the cached columns' ages and counts
         self._meta: dict[str, str] | None = None
         self._profiles: dict[str, dict[str, Any]] | None = None
@@ -810,13 +824,40 @@ class DuckDBStore(SQLStore):
         if not len(wanted):
             return [], []
         with self._lock:
-            rows = self._load().present_rows(wanted)
+            cache = self._load()
+            rows = cache.present_rows(wanted)
+            if cache.short_texts is None and cache.n >= self.TEXTS_BY_ID_FROM and self._texts_read_by_id < self.TEXT_READS_BY_ID:
+                # Before a warm-up has read every short text (2 s at 1M memories), the first
+                # searches of a cold process read just theirs.
+                self._texts_read_by_id += 1
+                return self._texts_by_id(wanted, at)
             return self._short_texts().texts(rows, at, wanted, self._full_texts)
+
+    def _texts_by_id(self, ids: np.ndarray, tiers: np.ndarray) -> tuple[list[str], list[str | None]]:
+        full = bool(np.any(tiers >= 3))
+        found = {
+            row[0]: row[1:]
+            for row in self._run(
+                f"SELECT id, headline, summary, source{', text' if full else ''} FROM memories "
+                "WHERE id IN (SELECT unnest(?::BIGINT[]))",
+                [ids.tolist()],
+            )
+        }
+        texts: list[Any] = []
+        sources: list[str | None] = []
+        for memory_id, tier in zip(ids.tolist(), tiers.tolist()):
+            headline, summary, source, *text = found[memory_id]
+            texts.append({1: headline, 2: summary, 3: text[0] if text else None}.get(tier))
+            sources.append(source)
+        return texts, sources
 
     def _full_texts(self, ids: list[int]) -> dict[int, str]:
         return dict(self._run("SELECT id, text FROM memories WHERE id IN (SELECT unnest(?::BIGINT[]))", [ids]))
 
     def warm(self) -> None:
+        self._load()
+        self.save_matrix()  # a rebuilt matrix, kept for the next open (outside the lock)
+        self._short_texts_aside()
         with self._lock:
             cache = self._load()
             self._short_texts()
@@ -838,8 +879,34 @@ class DuckDBStore(SQLStore):
             return cache.term_counts(cache.present_rows(np.asarray(ids, dtype=np.int64)), wanted, self._short_texts)
 
     def _short_texts(self) -> ShortTexts:
-        limit = self.FULL_TEXTS_IN_MEMORY if self.matrix == "float32" else self.FULL_TEXTS_IN_MEMORY_COMPACT
-        return self._load().short(self._read_texts, limit, self.TEXTS_AS_OBJECTS, self.path)
+        return self._load().short(self._read_texts, self._full_texts_limit(), self.TEXTS_AS_OBJECTS, self.path)
+
+    def _full_texts_limit(self) -> int:
+        return self.FULL_TEXTS_IN_MEMORY if self.matrix == "float32" else self.FULL_TEXTS_IN_MEMORY_COMPACT
+
+    def _short_texts_aside(self) -> None:
+        """The warm-up's read of every short text, on a cursor of its own and outside the lock (2-3 s at
+        1M memories, which a cold process's first searches would otherwise wait for), handed to the
+        mirror if no memory was written or forgotten meanwhile (else the next read makes them)."""
+        with self._lock:
+            cache = self._cache
+            if cache is None or cache.short_texts is not None or self.path == ":memory:":
+                return
+            n, forgets = cache.n, self._forgets
+            full = cache.full_texts_fit(n, self._full_texts_limit())
+            cursor = self._con.cursor()
+        try:
+            with self._driver():
+                table = cursor.sql(f"SELECT id, headline, summary, source{', text' if full else ''} FROM memories").to_arrow_table()
+            texts = cache.short_from(table, n, full, self.TEXTS_AS_OBJECTS, self.path)
+        except (duckdb.Error, StoreError) as exc:  # a write meanwhile: the next read loads them under the lock
+            log.debug("reading the short texts aside stopped: %s", exc)
+            return
+        finally:
+            cursor.close()
+        with self._lock:
+            if self._cache is cache and cache.short_texts is None and cache.n == n and self._forgets == forgets:
+                cache.short_texts = texts
 
     def _read_texts(self, full: bool) -> pa.Table:
         with self._driver():
@@ -850,14 +917,115 @@ class DuckDBStore(SQLStore):
             if self._cache is None:
                 self._settle()
                 with self._driver():
-                    ids = self._con.sql("SELECT id FROM memories ORDER BY id").to_arrow_table().column("id")
-                    batches = self._con.sql(_STATE_SQL.format(where="")).to_arrow_reader(_LOAD_BATCH)
-                    cache = TextMirror(*_state_from_batches(batches, np.asarray(ids.to_numpy(), dtype=np.int64), self.matrix))
+                    ids = np.asarray(self._con.sql("SELECT id FROM memories ORDER BY id").to_arrow_table().column("id").to_numpy(), dtype=np.int64)
+                    cache = self._mapped_mirror(ids)
+                    if cache is None:
+                        batches = self._con.sql(_STATE_SQL.format(where="", embedding=", m.embedding")).to_arrow_reader(_LOAD_BATCH)
+                        cache = TextMirror(*_state_from_batches(batches, ids, self.matrix))
                     cache.passages.add(_passages_from(self._con.sql(f"SELECT {PASSAGE_COLUMNS} FROM passages").to_arrow_table()))
                 self._applier.count_unapplied(cache)  # a read-only open's journalled searches, as touch counts them
                 self._cache = cache
                 self._version += 1
             return self._cache
+
+    # -- the matrix file beside the store (``lodviz.store.matrix_file``) -------------------
+
+    def _matrix_path(self) -> Path | None:
+        return None if self.path == ":memory:" else matrix_file.path_for(Path(self.path).expanduser())
+
+    def _mapped_mirror(self, ids: np.ndarray) -> TextMirror | None:
+        """The mirror with its matrix mapped from the matrix file, if that file matches the store; else None.
+
+        The columns are read from the store (ages and counts change with every
+        search); only the rows the file lacks, memories written after it, have
+        their embeddings read.
+        """
+        path = self._matrix_path()
+        self.matrix_rows_mapped = 0
+        if path is None or not len(ids) or not path.exists():
+            return None
+        table = self._con.sql(_STATE_SQL.format(where="", embedding="")).to_arrow_table()
+        order = np.argsort(np.asarray(table.column("id").to_numpy(), dtype=np.int64), kind="stable")
+        state = _state_from_arrow(table.take(pa.array(order)))
+        if not np.array_equal(state.ids, ids):
+            raise StoreError("the store changed while it was being read; reopen it.")
+        loaded = matrix_file.load(path, self.matrix, ids, self._embeddings, state.forgotten, scrub=not self.read_only)
+        if loaded is None:
+            return None
+        matrix, rows = loaded
+        head = state.take(slice(0, rows))
+        head.agent_names = state.agent_names
+        cache = TextMirror(head, matrix)
+        if rows < len(ids):
+            found = self._embeddings(ids[rows:].tolist())
+            rest = state.take(slice(rows, len(ids)))
+            rest.agent_names = state.agent_names
+            cache.append(rest, _unit(np.stack([np.asarray(found[int(i)], dtype=np.float32) for i in ids[rows:]])))
+        self.matrix_rows_mapped = rows
+        return cache
+
+    def _erase_from_matrix_file(self, memory_id: int) -> None:
+        """A forgotten memory's vector out of the matrix file too (its row zeroed on disk)."""
+        if self._forgotten_while_saving is not None:
+            self._forgotten_while_saving.append(memory_id)
+        path = self._matrix_path()
+        if path is None or not path.exists():
+            return
+        header = matrix_file.read_header(path)
+        if header is None or header.get("first_id") is None or not header["first_id"] <= memory_id <= header["last_id"]:
+            return
+        ids = self._cache.column("ids")[: self._cache.n] if self._cache is not None else None
+        if ids is None:
+            ids = np.asarray([r[0] for r in self._run("SELECT id FROM memories ORDER BY id")], dtype=np.int64)
+        row = int(np.searchsorted(ids, memory_id))
+        try:
+            matrix_file.erase(path, [row])
+        except OSError as exc:  # the file cannot be trusted to be scrubbed: take it away
+            log.warning("could not erase a forgotten memory from %s (%s); removing the file", path, exc)
+            path.unlink(missing_ok=True)
+
+    def _embeddings(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
+        table = self._con.sql(
+            "SELECT id, embedding FROM memories WHERE id IN (SELECT unnest(?::BIGINT[]))", params=[list(map(int, ids))]
+        ).to_arrow_table()
+        if not len(table):
+            return {}
+        vectors = table.column("embedding").combine_chunks().flatten().to_numpy().reshape(len(table), -1)
+        return dict(zip(table.column("id").to_pylist(), vectors))
+
+    def save_matrix(self, force: bool = False) -> bool:
+        """Write the matrix file beside the store if it lacks more than a few of the mirror's rows; True if written.
+
+        Not for a read-only open, an in-memory store, or a store under
+        ``MATRIX_FILE_FROM`` memories (its matrix is rebuilt in well under a second).
+        """
+        path = self._matrix_path()
+        if path is None or self.read_only:
+            return False
+        with self._lock:
+            cache = self._cache
+            if cache is None or not cache.n or cache.matrix.dim == 0:
+                return False
+            n = cache.n
+            covered = self.matrix_rows_mapped if self._matrix_saved is None else self._matrix_saved
+            if not force and (n < self.MATRIX_FILE_FROM or n - covered <= n * self.MATRIX_FILE_SLACK):
+                return False
+            ids, matrix = cache.column("ids")[:n], cache.matrix
+            self._forgotten_while_saving = []
+        # Outside the lock: rows below ``n`` only change when a memory is forgotten (zeroed);
+        # one forgotten meanwhile may have been written before it was zeroed, so it is erased after.
+        try:
+            matrix_file.save(path, ids, matrix, n, self._mode)
+        except OSError as exc:
+            log.warning("could not write the matrix file %s: %s", path, exc)
+            return False
+        finally:
+            with self._lock:
+                forgotten, self._forgotten_while_saving = self._forgotten_while_saving or [], None
+        if forgotten:
+            matrix_file.erase(path, np.searchsorted(ids, np.asarray(forgotten, dtype=np.int64)).tolist())
+        self._matrix_saved = n
+        return True
 
     def version(self) -> int:
         # Only this connection writes the file, and every write it makes to the
@@ -966,9 +1134,11 @@ class DuckDBStore(SQLStore):
                 self._sql(FORGET_CONFLICTS, [FORGOTTEN, memory_id, memory_id])
                 self._sql(FORGET_PASSAGES, [memory_id])
                 self._insert_audit(audit)
+            self._forgets += 1
             if self._cache is not None:
                 self._cache.forgot(memory_id)
                 self._cache.passages.drop([memory_id])
+            self._erase_from_matrix_file(memory_id)
 
     def _any_in_conflicts(self, ids: Sequence[int]) -> bool:
         with self._lock:
@@ -1082,6 +1252,10 @@ class DuckDBStore(SQLStore):
 
     def close(self) -> None:
         self._applier.stop()  # before the lock: its last step takes it
+        try:
+            self.save_matrix()
+        except Exception as exc:  # upkeep only: the next open rebuilds the matrix
+            log.warning("could not keep the matrix for the next open: %s", exc)
         with self._lock:
             self._applier.close(settle=not self._depth)
             try:

@@ -164,15 +164,25 @@ class TextMirror(Mirror):
         source, and text if ``full`` (all full texts together at most ``full_up_to`` characters); Python
         strings up to ``objects_up_to`` memories. ``where`` names the store if its rows are not the mirror's."""
         if self.short_texts is None:
-            full = int(self.column("len_text")[: self.n].sum()) <= full_up_to
-            table = read(full)
-            order = np.argsort(table.column("id").to_numpy(), kind="stable")
-            if not np.array_equal(table.column("id").to_numpy()[order], self.column("ids")[: self.n]):
-                raise StoreError(f"{where} changed under this process; reopen it.")
-            if np.any(order[1:] < order[:-1]):
-                table = table.take(pa.array(order))
-            self.short_texts = ShortTexts(table, full=full, objects=self.n <= objects_up_to)
+            full = self.full_texts_fit(self.n, full_up_to)
+            self.short_texts = self.short_from(read(full), self.n, full, objects_up_to, where)
         return self.short_texts
+
+    def full_texts_fit(self, n: int, full_up_to: int) -> bool:
+        """Whether the first ``n`` rows' full texts are held with the short ones (at most ``full_up_to`` characters)."""
+        return int(self.column("len_text")[:n].sum()) <= full_up_to
+
+    def short_from(self, table: pa.Table, n: int, full: bool, objects_up_to: int, where: str) -> ShortTexts:
+        """``ShortTexts`` of the first ``n`` rows from ``table`` (``short``'s ``read``), checked against their ids.
+
+        Touches nothing of the mirror's but the ids of those rows, which never
+        change, so a warm-up makes it without holding the store's lock."""
+        order = np.argsort(table.column("id").to_numpy(), kind="stable")
+        if not np.array_equal(table.column("id").to_numpy()[order], self.column("ids")[:n]):
+            raise StoreError(f"{where} changed under this process; reopen it.")
+        if np.any(order[1:] < order[:-1]):
+            table = table.take(pa.array(order))
+        return ShortTexts(table, full=full, objects=n <= objects_up_to)
 
     def add(self, state: Columns, vectors: np.ndarray, table: pa.Table) -> None:
         """Rows this process wrote (ids above every one held): their columns, unit vectors and texts (``table``)."""

@@ -132,7 +132,7 @@ def test_the_first_load_puts_batches_arriving_in_any_order_in_id_order(kind):
     # DuckDB streams the state in parallel, so batches can come out of id order.
     store = DuckDBStore()
     store.insert([memory(i) for i in range(10)], None)
-    table = store._con.sql(_STATE_SQL.format(where="")).to_arrow_table()
+    table = store._con.sql(_STATE_SQL.format(where="", embedding=", m.embedding")).to_arrow_table()
     table = table.take(pa.array([9, 2, 5, 0, 7, 1, 8, 3, 6, 4]))  # out of order across and within batches
     ids = np.asarray(table.column("id").to_numpy())
     batches = table.to_batches(max_chunksize=3)
@@ -198,4 +198,58 @@ def test_texts_in_memory_hand_out_each_tier_in_the_order_asked(tmp_path, monkeyp
     assert texts == expected
     assert sources == [None if ids.index(m) % 7 == 0 and ids.index(m) >= 40 else f"src-{ids.index(m)}" for m in picked]
     assert store.contents(picked, tiers) == {m: (text, source) for m, text, source in zip(picked, texts, sources)}
+    store.close()
+
+
+def test_a_cold_big_stores_first_reads_take_their_texts_from_the_file_then_all_are_loaded(tmp_path, monkeypatch):
+    monkeypatch.setattr(DuckDBStore, "TEXTS_BY_ID_FROM", 10)
+    monkeypatch.setattr(DuckDBStore, "TEXT_READS_BY_ID", 2)
+    store = DuckDBStore(str(tmp_path / "t.duckdb"))
+    ids = store.insert([memory(i, source=None if i % 3 else f"src-{i}") for i in range(40)], None)
+    picked, tiers = [ids[j] for j in (7, 0, 33, 7)], [3, 1, 2, 1]
+    answers = [store.texts(picked, tiers) for _ in range(2)]
+    assert store._load().short_texts is None
+    answers.append(store.texts(picked, tiers))
+    assert store._load().short_texts is not None  # the third read loaded them
+    assert answers[0] == answers[1] == answers[2]
+    assert answers[0] == (["full text 7", "headline 0", "summary 33", "headline 7"], [None, "src-0", "src-33", None])
+    store.close()
+
+
+def test_a_warm_up_reads_the_short_texts_without_holding_the_store(tmp_path):
+    store = DuckDBStore(str(tmp_path / "t.duckdb"))
+    ids = store.insert([memory(i) for i in range(30)], None)
+    store._load()
+    held: list[bool] = []
+    read = store._load().short_from
+
+    def short_from(*args, **kwargs):
+        held.append(store._lock._is_owned())  # RLock's own check: is this thread holding it?
+        return read(*args, **kwargs)
+
+    store._load().short_from = short_from
+    store.warm()
+    assert held == [False] and store._load().short_texts is not None
+    assert store.texts([ids[4], ids[9]], [1, 2]) == (["headline 4", "summary 9"], [None, None])
+    store.close()
+
+
+def test_short_texts_read_while_a_memory_is_forgotten_are_not_used(tmp_path):
+    from lodviz.store.base import AuditEvent
+    from lodviz.store.sql import FORGOTTEN
+
+    store = DuckDBStore(str(tmp_path / "t.duckdb"))
+    ids = store.insert([memory(i) for i in range(30)], None)
+    cache = store._load()
+    read = cache.short_from
+
+    def short_from(*args, **kwargs):
+        texts = read(*args, **kwargs)  # read before the forget below: it still holds the text
+        store.forget(ids[4], AuditEvent(action="forget", actor="test"))
+        return texts
+
+    cache.short_from = short_from
+    store._short_texts_aside()
+    assert cache.short_texts is None
+    assert store.texts([ids[4]], [2])[0] == [FORGOTTEN]
     store.close()
