@@ -944,7 +944,11 @@ class DuckDBStore(SQLStore):
         self.matrix_rows_mapped = 0
         if path is None or not len(ids) or not path.exists():
             return None
-        table = self._con.sql(_STATE_SQL.format(where="", embedding="")).to_arrow_table()
+        # Every column but the lengths, which the file holds (they need every text read).
+        sql = _STATE_SQL.format(where="", embedding="")
+        for name in ("text", "summary", "headline"):
+            sql = sql.replace(f"length(m.{name}) AS len_{name}", f"0::INTEGER AS len_{name}")
+        table = self._con.sql(sql).to_arrow_table()
         order = np.argsort(np.asarray(table.column("id").to_numpy(), dtype=np.int64), kind="stable")
         state = _state_from_arrow(table.take(pa.array(order)))
         if not np.array_equal(state.ids, ids):
@@ -952,7 +956,19 @@ class DuckDBStore(SQLStore):
         loaded = matrix_file.load(path, self.matrix, ids, self._embeddings, state.forgotten, scrub=not self.read_only)
         if loaded is None:
             return None
-        matrix, rows = loaded
+        matrix, lengths, rows = loaded
+        for j, name in enumerate(("len_text", "len_summary", "len_headline")):
+            getattr(state, name)[:rows] = lengths[:, j]
+        if rows < len(ids):
+            later = self._run(
+                "SELECT id, length(text), length(summary), length(headline) FROM memories WHERE id > ? ORDER BY id", [int(ids[rows - 1])]
+            )
+            for j, name in enumerate(("len_text", "len_summary", "len_headline")):
+                getattr(state, name)[rows:] = [row[j + 1] for row in later]
+        gone = state.forgotten[:rows]
+        if gone.any():  # forgotten after the file was written: an erased memory's lengths
+            for name in ("len_text", "len_summary", "len_headline"):
+                getattr(state, name)[:rows][gone] = len(FORGOTTEN)
         head = state.take(slice(0, rows))
         head.agent_names = state.agent_names
         cache = TextMirror(head, matrix)
@@ -1011,11 +1027,12 @@ class DuckDBStore(SQLStore):
             if not force and (n < self.MATRIX_FILE_FROM or n - covered <= n * self.MATRIX_FILE_SLACK):
                 return False
             ids, matrix = cache.column("ids")[:n], cache.matrix
+            lengths = np.stack([cache.column(name)[:n] for name in ("len_text", "len_summary", "len_headline")], axis=1)
             self._forgotten_while_saving = []
         # Outside the lock: rows below ``n`` only change when a memory is forgotten (zeroed);
         # one forgotten meanwhile may have been written before it was zeroed, so it is erased after.
         try:
-            matrix_file.save(path, ids, matrix, n, self._mode)
+            matrix_file.save(path, ids, lengths, matrix, n, self._mode)
         except OSError as exc:
             log.warning("could not write the matrix file %s: %s", path, exc)
             return False
@@ -1396,6 +1413,7 @@ def _state_from_batches(batches: pa.RecordBatchReader, ids: np.ndarray, kind: st
             matrix.exact[at] = _unit(block)
             matrix.written_at(at)
         seen += len(batch)
+        matrix.release()  # a compact matrix's exact rows: on to the file, not held
         # A copy of the small columns: a slice would keep the batch's whole
         # import alive, embeddings included (1.4 GiB more at the peak at 1M).
         rest = batch.drop_columns(["embedding"])

@@ -76,7 +76,7 @@ def _sections(kind: str, rows: int, dim: int) -> dict[str, tuple[int, int, str]]
     """Each array's (offset, bytes, dtype) in a file of ``rows`` rows of ``kind``."""
     out: dict[str, tuple[int, int, str]] = {}
     at = HEADER
-    parts = [("exact", rows * dim * 4, "<f4")]
+    parts = [("lengths", rows * 3 * 4, "<i4"), ("exact", rows * dim * 4, "<f4")]
     if kind == "int8":
         parts += [("codes", rows * dim, "i1"), ("scale", rows * 4, "<f4")]
     elif kind == "float16":
@@ -87,21 +87,28 @@ def _sections(kind: str, rows: int, dim: int) -> dict[str, tuple[int, int, str]]
     return out
 
 
-def _write(handle: Any, array: np.ndarray) -> None:
-    """``array``'s bytes in C order, a slice of rows at a time (no full-size copy)."""
+def _write(handle: Any, array: np.ndarray, release: Callable[[], None] = lambda: None) -> None:
+    """``array``'s bytes in C order, a slice of rows at a time (no full-size copy), ``release``
+    called after each (a mapped array's pages read so far, handed back)."""
     if array.ndim == 1 or array.flags.c_contiguous:
         flat = array.reshape(-1) if array.flags.c_contiguous else np.ascontiguousarray(array).reshape(-1)
         step = max(1, _SLICE // max(flat.itemsize, 1))
         for start in range(0, len(flat), step):
             handle.write(np.ascontiguousarray(flat[start : start + step]).data)
+            release()
         return
     step = max(1, _SLICE // max(array.shape[1] * array.itemsize, 1))
     for start in range(0, len(array), step):
         handle.write(np.ascontiguousarray(array[start : start + step]).data)
+        release()
 
 
-def save(path: Path, ids: np.ndarray, matrix: UnitRows, rows: int, mode: int = 0o600) -> None:
-    """Write the first ``rows`` rows of ``matrix`` (memories ``ids[:rows]``) to ``path``, whole or not at all."""
+def save(path: Path, ids: np.ndarray, lengths: np.ndarray, matrix: UnitRows, rows: int, mode: int = 0o600) -> None:
+    """Write the first ``rows`` rows of ``matrix`` (memories ``ids[:rows]``) to ``path``, whole or not at all.
+
+    ``lengths`` are the memories' text, summary and headline lengths in
+    characters, (rows, 3): reading them from DuckDB means reading every text.
+    """
     ids = np.asarray(ids[:rows], dtype=np.int64)
     kind = matrix.kind if matrix.compact else "float32"
     dim = matrix.dim
@@ -124,13 +131,15 @@ def save(path: Path, ids: np.ndarray, matrix: UnitRows, rows: int, mode: int = 0
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(head.ljust(HEADER, b" "))
+            handle.write(np.ascontiguousarray(lengths[:rows], dtype="<i4").data)
+            handle.seek(sections["exact"][0])
             exact = matrix.exact
             if kind == "float32":
                 # Dimension by dimension, as the matrix is held (``order="F"``): one contiguous column each.
                 for j in range(dim):
                     handle.write(np.ascontiguousarray(exact[:rows, j]).data)
             else:
-                _write(handle, exact[:rows])
+                _write(handle, exact[:rows], matrix.release)
             for name in ("codes", "scale"):
                 if name not in sections:
                     continue
@@ -215,8 +224,9 @@ def load(
     embeddings: Callable[[Sequence[int]], dict[int, np.ndarray]],
     forgotten: np.ndarray,
     scrub: bool = False,
-) -> tuple[UnitRows, int] | None:
-    """The matrix in the file at ``path`` and how many of the store's first rows it holds, or None.
+) -> tuple[UnitRows, np.ndarray, int] | None:
+    """The matrix in the file at ``path``, its rows' text lengths (``save``) and how many of the store's
+    first rows it holds, or None.
 
     ``ids`` are every memory's id, sorted; ``embeddings(ids)`` the store's raw
     vectors of a few of them; ``forgotten`` every row's forgotten flag
@@ -265,7 +275,7 @@ def load(
         return None
     arrays: dict[str, np.ndarray] = {}
     for name, (at, _, dtype) in _sections(kind, rows, dim).items():
-        shape: tuple[int, ...] = (rows,) if name == "scale" else (rows, dim)
+        shape: tuple[int, ...] = (rows,) if name == "scale" else (rows, 3) if name == "lengths" else (rows, dim)
         order: Literal["F", "C"] = "F" if name == "exact" and kind == "float32" else "C"
         arrays[name] = np.memmap(path, dtype=np.dtype(dtype), mode="c", offset=at, shape=shape, order=order)
     exact = arrays["exact"]
@@ -292,7 +302,7 @@ def load(
                 erase(path, left.tolist())
             matrix.exact[left] = 0.0
             matrix.written_at(left)
-    return matrix, rows
+    return matrix, arrays["lengths"], rows
 
 
 __all__ = ["FORMAT", "HEADER", "MAGIC", "PROBES", "digest", "erase", "load", "path_for", "read_header", "save"]

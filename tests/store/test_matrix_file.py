@@ -249,3 +249,27 @@ def test_the_file_is_as_private_as_the_store(tmp_path):
     matrix_file.path_for(path).unlink()
     build(path)  # a new memory set on the same file: a rebuilt matrix, written again
     assert matrix_file.path_for(path).stat().st_mode & 0o777 == 0o640
+
+
+def test_an_open_from_the_file_has_the_columns_a_rebuilt_one_has(tmp_path, monkeypatch):
+    from lodviz.records import ROW_FIELDS
+    from lodviz.store.base import AuditEvent
+
+    monkeypatch.setattr(DuckDBStore, "MATRIX_FILE_SLACK", 0.5)
+    path = tmp_path / "m.duckdb"
+    with DuckDBStore(path) as store:
+        store.insert([replace(r, text="x" * (i + 1), summary="s" * (i % 7 + 1)) for i, r in enumerate(rows(0, N))], None)
+        store.snapshot()
+    with DuckDBStore(path) as store:
+        store.snapshot()
+        store.insert(rows(N, 2, seed=1), None)  # after the file: not in it
+        store.forget(3, AuditEvent(action="forget", actor="test"))
+    with DuckDBStore(path) as store:
+        mapped = store.snapshot()[0]
+        assert store.matrix_rows_mapped == N
+    copy = path.with_name("copy.duckdb")
+    shutil.copy(path, copy)
+    with DuckDBStore(copy) as store:
+        rebuilt = store.snapshot()[0]
+    for name in ROW_FIELDS:
+        assert np.array_equal(getattr(mapped, name), getattr(rebuilt, name), equal_nan=getattr(mapped, name).dtype.kind == "f"), name
