@@ -1,19 +1,22 @@
 """A cold process's first search: from the process's start to the first answer, with and without the matrix file.
 
     python benchmarks/cold_open.py PATH [--matrix int8] [--opens 5] [--warm] [--name NAME]
+    python benchmarks/cold_open.py PATH --before /path/to/earlier/checkout --ways before --opens 3
 
 Each open is a fresh Python process (``--child``) that imports lodviz, opens
 the store (``benchmarks/synth.py``'s, as ``run.py`` builds them) and searches
 a fresh synthetic query at once, then another one 2 s later. The time "from
 start" runs from just before the parent starts the process to the moment the
 first search returned (both read ``CLOCK_MONOTONIC``), so it includes the
-interpreter, the imports and the open. Three ways, alternating open by open:
+interpreter, the imports and the open. The ways alternate open by open:
 
 - ``rebuilt``: the matrix file moved aside, so the open reads every embedding
   from DuckDB and normalises it (what every open did before the file);
 - ``mapped``: the file in place (``lodviz.store.matrix_file``);
 - ``bare``: a process that imports lodviz and numpy and exits: what starting
-  Python costs here, the floor under both.
+  Python costs here, the floor under both;
+- ``before`` (with ``--before DIR``): the same child with an earlier
+  checkout's lodviz imported first, the file moved aside.
 
 ``--warm`` opens with the background warm-up a server starts (``lodviz serve``
 and the app do), searching at once without waiting for it. Peak resident
@@ -40,6 +43,9 @@ sys.path.insert(0, str(HERE.parent))
 
 
 def child(path: str, kind: str, queries_path: str, draw: int, warm: bool) -> None:
+    code = os.environ.get("COLD_OPEN_CODE")
+    if code:  # another checkout's lodviz (``--before``), imported ahead of this one
+        sys.path.insert(0, code)
     import numpy as np
 
     import lodviz
@@ -61,7 +67,7 @@ def child(path: str, kind: str, queries_path: str, draw: int, warm: bool) -> Non
         mem.wait_warm()
     mem.close()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(json.dumps({"opened_at": opened, "open_s": t0 - opened, "first_done_at": t1, "first_s": t1 - t0, "later_s": t3 - t2,
+    print(json.dumps({"lodviz": lodviz.__file__, "opened_at": opened, "open_s": t0 - opened, "first_done_at": t1, "first_s": t1 - t0, "later_s": t3 - t2,
                       "rows_mapped": mapped, "counts": first.counts, "peak_rss": peak}))
 
 
@@ -73,9 +79,10 @@ def bare() -> None:
     print(json.dumps({"done_at": time.monotonic()}))
 
 
-def run_child(args: list[str]) -> dict:
+def run_child(args: list[str], code: str | None = None) -> dict:
+    env = {**os.environ, "COLD_OPEN_CODE": code} if code else None
     started = time.monotonic()
-    out = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, check=False)
+    out = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, check=False, env=env)
     if out.returncode != 0:
         raise SystemExit(f"the child failed: {out.stderr.strip().splitlines()[-1:]}")
     report = json.loads(out.stdout.strip().splitlines()[-1])
@@ -91,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=501)
     parser.add_argument("--warm", action="store_true")
     parser.add_argument("--name", default=None)
+    parser.add_argument("--before", metavar="DIR", help="also time a checkout of earlier code (a git worktree) as a fourth way")
+    parser.add_argument("--ways", default="bare,rebuilt,mapped", help="which ways to time (with --before: before too)")
     parser.add_argument("--child", choices=["search", "bare"])
     parser.add_argument("--queries", help=argparse.SUPPRESS)
     parser.add_argument("--draw", type=int, default=0, help=argparse.SUPPRESS)
@@ -121,19 +130,25 @@ def main(argv: list[str] | None = None) -> int:
         run_child(["--child", "search", str(store), "--queries", str(queries_path), "--draw", str(2 * args.opens), *flags])
     if not file.exists():
         raise SystemExit(f"no matrix file was written beside {store}")
-    samples: dict[str, list[dict]] = {"bare": [], "rebuilt": [], "mapped": []}
+    ways = [w for w in args.ways.split(",") if w] + (["before"] if args.before and "before" not in args.ways else [])
+    samples: dict[str, list[dict]] = {way: [] for way in ways}
     for i in range(args.opens):
-        samples["bare"].append(run_child(["--child", "bare"]))
-        shutil.move(file, aside)
-        try:
-            samples["rebuilt"].append(run_child(["--child", "search", str(store), "--queries", str(queries_path), "--draw", str(2 * i), *flags]))
-        finally:
-            if file.exists():  # the rebuilt open's close wrote its own: keep the one under test
-                file.unlink()
-            shutil.move(aside, file)
-        samples["mapped"].append(run_child(["--child", "search", str(store), "--queries", str(queries_path), "--draw", str(2 * i + 1), *flags]))
-        print(f"open {i + 1}: bare {samples['bare'][-1]['from_start_s']:.2f} s, rebuilt {samples['rebuilt'][-1]['from_start_s']:.2f} s, "
-              f"mapped {samples['mapped'][-1]['from_start_s']:.2f} s from start", flush=True)
+        search = ["--child", "search", str(store), "--queries", str(queries_path), *flags]
+        if "bare" in samples:
+            samples["bare"].append(run_child(["--child", "bare"]))
+        for way, draw in (("rebuilt", 2 * i), ("before", 2 * i)):
+            if way not in samples:
+                continue
+            shutil.move(file, aside)  # earlier code never reads the file; moved all the same, so the page cache is alike
+            try:
+                samples[way].append(run_child([*search, "--draw", str(draw)], args.before if way == "before" else None))
+            finally:
+                if file.exists():  # the rebuilt open's close wrote its own: keep the one under test
+                    file.unlink()
+                shutil.move(aside, file)
+        if "mapped" in samples:
+            samples["mapped"].append(run_child([*search, "--draw", str(2 * i + 1)]))
+        print(f"open {i + 1}: " + ", ".join(f"{way} {rows[-1]['from_start_s']:.2f} s" for way, rows in samples.items()) + " from start", flush=True)
     summary = {}
     for way, rows in samples.items():
         summary[way] = {"from_start_p50_s": statistics.median(r["from_start_s"] for r in rows)}
@@ -150,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{n:,} memories, {args.matrix}{', warm-up started' if args.warm else ''}, {args.opens} opens each (p50):")
     print("| way | first answer from process start s | open s | first search s | search 2 s later s | first / later (paired) | peak RSS GiB |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
-    for way in ("bare", "rebuilt", "mapped"):
+    for way in samples:
         s = summary[way]
         if way == "bare":
             print(f"| bare interpreter + imports | {s['from_start_p50_s']:.2f} | | | | | |")
