@@ -23,7 +23,7 @@ from lodviz.store import matrix_file
 from lodviz.store.duckdb import DuckDBStore
 
 ROOT = Path(__file__).resolve().parents[1]
-RUNS = 12
+RUNS = 8
 
 WORKER = textwrap.dedent(
     """
