@@ -68,7 +68,7 @@ from lodviz.store.sql import (
     record,
     utcnow,
 )
-from lodviz.store.texts import ShortTexts, TextMirror
+from lodviz.store.texts import TIER_COLUMN, ShortTexts, TextMirror
 from lodviz.times import utc
 
 log = logging.getLogger("lodviz.store")
@@ -561,6 +561,26 @@ _STATE_SQL = """
 # gigabytes; ``_state_from_batches`` puts each batch's rows in id order itself.
 
 
+def _without(sql: str, *swaps: tuple[str, str]) -> str:
+    for old, new in swaps:
+        if old not in sql:
+            raise AssertionError(f"_STATE_SQL no longer has {old!r}")
+        sql = sql.replace(old, new)
+    return sql
+
+
+# ``_STATE_SQL`` for an open from the matrix file: no lengths (the file holds them; they need every
+# text read) and no usage (read apart): without the join DuckDB hands the rows back in the table's
+# order, and a gather of every column into id order took longer than the query (1.3 s at 10M).
+_MAPPED_STATE_SQL = _without(
+    _STATE_SQL.format(where="", embedding=""),
+    ("LEFT JOIN usage_totals u ON u.memory_id = m.id", ""),
+    ("epoch_us(u.last_retrieved_at) / 1e6", "NULL::DOUBLE"),
+    ("coalesce(u.retrieval_count, 0)", "0::BIGINT"),
+    *((f"length(m.{name}) AS len_{name}", f"0::INTEGER AS len_{name}") for name in ("text", "summary", "headline")),
+)
+
+
 class DuckDBStore(SQLStore):
     """A store in one DuckDB file (or ``:memory:``)."""
 
@@ -843,12 +863,13 @@ class DuckDBStore(SQLStore):
                 [ids.tolist()],
             )
         }
+        columns = ("headline", "summary", "source", "text")
         texts: list[Any] = []
         sources: list[str | None] = []
         for memory_id, tier in zip(ids.tolist(), tiers.tolist()):
-            headline, summary, source, *text = found[memory_id]
-            texts.append({1: headline, 2: summary, 3: text[0] if text else None}.get(tier))
-            sources.append(source)
+            row = dict(zip(columns, found[memory_id]))
+            texts.append(row.get({**TIER_COLUMN, 3: "text"}.get(tier, ""), None))
+            sources.append(row["source"])
         return texts, sources
 
     def _full_texts(self, ids: list[int]) -> dict[int, str]:
@@ -944,14 +965,7 @@ class DuckDBStore(SQLStore):
         self.matrix_rows_mapped = 0
         if path is None or not len(ids) or not path.exists():
             return None
-        # Every column but the lengths, which the file holds (they need every text read), and the
-        # usage, read apart: without the join DuckDB hands the rows back in the table's order, and a
-        # gather of every column into id order took longer than the query (1.3 s at 10M).
-        sql = _STATE_SQL.format(where="", embedding="").replace("LEFT JOIN usage_totals u ON u.memory_id = m.id", "")
-        sql = sql.replace("epoch_us(u.last_retrieved_at) / 1e6", "NULL::DOUBLE").replace("coalesce(u.retrieval_count, 0)", "0::BIGINT")
-        for name in ("text", "summary", "headline"):
-            sql = sql.replace(f"length(m.{name}) AS len_{name}", f"0::INTEGER AS len_{name}")
-        table = self._con.sql(sql).to_arrow_table()
+        table = self._con.sql(_MAPPED_STATE_SQL).to_arrow_table()
         order = np.argsort(np.asarray(table.column("id").to_numpy(), dtype=np.int64), kind="stable")
         state = _state_from_arrow(table, None if np.all(order[1:] > order[:-1]) else order)
         if not np.array_equal(state.ids, ids):

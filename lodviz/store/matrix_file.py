@@ -259,7 +259,8 @@ def load(
     if rows < 1 or rows > len(ids) or dim < 1:
         refuse(f"it holds {rows} rows, the store {len(ids)} memories")
         return None
-    expected = {name: (at, size) for name, (at, size, _) in _sections(kind, rows, dim).items()}
+    layout = _sections(kind, rows, dim)
+    expected = {name: (at, size) for name, (at, size, _) in layout.items()}
     if sections != expected:
         refuse("its sections are not where its header says")
         return None
@@ -274,7 +275,7 @@ def load(
         refuse("the store's memories are not the ones it was written for")
         return None
     arrays: dict[str, np.ndarray] = {}
-    for name, (at, _, dtype) in _sections(kind, rows, dim).items():
+    for name, (at, _, dtype) in layout.items():
         shape: tuple[int, ...] = (rows,) if name == "scale" else (rows, 3) if name == "lengths" else (rows, dim)
         order: Literal["F", "C"] = "F" if name == "exact" and kind == "float32" else "C"
         arrays[name] = np.memmap(path, dtype=np.dtype(dtype), mode="c", offset=at, shape=shape, order=order)
