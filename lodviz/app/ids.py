@@ -119,7 +119,6 @@ REFERENCE_PICK = "reference-pick"
 PIN_REFERENCE = "pin-reference"
 CHANGES = "changes"
 CHANGE_COUNTS = "change-counts"
-CHANGE_PICK = "change-pick"
 
 # The scene's filters.
 FILTER_TEXT = "filter-text"

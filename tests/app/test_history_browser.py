@@ -85,9 +85,11 @@ def test_the_change_list_after_an_alpha_move_matches_the_library_tiers_before_an
     c = expected.counts
     want = f"{c['up']} ▲ up {c['down']} ▼ down {c['in']} + in {c['out']} − out"
     assert eventually(page, lambda: " ".join(page.inner_text("#change-counts").split()) == want), page.inner_text("#change-counts")
-    for kind in ("up", "down", "in", "out"):
-        listed = page.evaluate(f"() => Array.from(document.querySelectorAll('.change-item.{kind}')).map(e => Number(e.id.split('-').pop()))")
-        assert listed == expected.of(kind)[:60].tolist(), kind
+    def listed(kind: str) -> list[int]:
+        return page.evaluate(f"() => Array.from(document.querySelectorAll('.change-item.{kind}')).map(e => Number(e.id.split('-').pop()))")
+
+    for kind in ("up", "down", "in", "out"):  # the lists' Markdown component loads its script on first use
+        assert eventually(page, lambda: listed(kind) == expected.of(kind)[:60].tolist()), (kind, listed(kind))
     marked = page.evaluate(trace_js("changed tier", "customdata"))
     assert sorted(int(i) for i in marked) == sorted(expected.ids.tolist())  # every memory is drawn in this small store
     assert page.errors == []

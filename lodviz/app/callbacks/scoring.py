@@ -16,6 +16,7 @@ from dash import Dash, Input, Output, State, html, no_update
 from dash import ctx as dash_ctx
 
 from lodviz.app import ids
+from lodviz.app.change_list import CHANGE_LIST_LIMIT, change_lists
 from lodviz.app.context import AppContext, app_actor
 from lodviz.app.figure import CHANGE_COLOURS, CHANGE_WORDS, build_figure, colours, patch_figure
 from lodviz.app.page import AGENT_BUDGET, ALL_AGENTS, K_RANGE, LAMBDA_RANGE, WHOLE_LANDSCAPE, _log, parse_date
@@ -53,8 +54,6 @@ FILTER_CONTROLS = [
 
 #: Inputs whose change leaves the drawn points the same, so a Patch suffices.
 PATCHABLE = {ids.ALPHA, ids.LAMBDA, ids.THRESHOLDS, ids.NOW, ids.COLOR_BY, ids.TERRAIN, ids.REFERENCE, ids.BUDGET_MODE}
-#: The most memories the change list names per kind (the counts cover all).
-CHANGE_LIST_LIMIT = 60
 
 
 def slider_values(params: Params) -> tuple[float, float, list[float], float]:
@@ -254,32 +253,11 @@ def changes_children(app_ctx: AppContext, view: View, reference: dict | None) ->
     headlines = app_ctx.mem.headlines([i for ids_ in shown.values() for i in ids_])
     before = dict(zip(changes.ids.tolist(), changes.before.tolist()))
     after = dict(zip(changes.ids.tolist(), changes.after.tolist()))
-    lists: list[Any] = [against]
-    for kind in KINDS:
-        if not shown[kind]:
-            continue
-        rows = [
-            html.Div(
-                [
-                    html.Button(f"#{i}", id={"type": ids.CHANGE_PICK, "id": int(i)}, className="btn small result-id", n_clicks=0,
-                                title="Open it in the panel and the scene"),
-                    html.Span(f"{Tier(before[i]).name} → {Tier(after[i]).name}", className="change-tiers"),
-                    html.Span(headlines.get(i, ""), className="change-headline"),
-                ],
-                className=f"change-item {kind}",
-                id=f"change-item-{i}",
-            )
-            for i in shown[kind]
-        ]
-        more = c[kind] - len(shown[kind])
-        if more > 0:
-            rows.append(html.Div(f"and {more:,} more", className="hint"))
-        lists.append(
-            html.Details(
-                [html.Summary([html.I(className="swatch", style={"background": CHANGE_COLOURS[kind]}), f" {CHANGE_WORDS[kind]}: {c[kind]:,}"]), *rows],
-                open=True, className=f"change-group {kind}", id=f"change-group-{kind}",
-            )
-        )
+    groups = [
+        (kind, CHANGE_WORDS[kind], CHANGE_COLOURS[kind], c[kind], [(i, f"{Tier(before[i]).name} → {Tier(after[i]).name}") for i in shown[kind]])
+        for kind in KINDS
+    ]
+    lists: list[Any] = [against, change_lists(groups, headlines)]
     return counts, lists
 
 

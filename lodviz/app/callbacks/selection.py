@@ -329,7 +329,7 @@ def register(app: Dash, app_ctx: AppContext) -> None:
     # slider move; answered here, that was one more request to the server per move.
     app.clientside_callback(
         """
-        function(clicks, changeClicks) {
+        function(clicks) {
             const fired = (window.dash_clientside.callback_context.triggered || []).filter(t => t.value);
             if (!fired.length) return window.dash_clientside.no_update;  // a list was drawn again; nobody clicked
             const prop = fired[0].prop_id;
@@ -338,7 +338,6 @@ def register(app: Dash, app_ctx: AppContext) -> None:
         """,
         Output(ids.SELECTED_ID, "data", allow_duplicate=True),
         Input({"type": ids.RESULT_PICK, "id": ALL}, "n_clicks"),
-        Input({"type": ids.CHANGE_PICK, "id": ALL}, "n_clicks"),
         prevent_initial_call=True,
     )
 
