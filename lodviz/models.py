@@ -24,7 +24,7 @@ from lodviz.errors import EmbeddingMismatch, InvalidParameters
 from lodviz.ingest.compress import Compressor, ExtractiveCompressor
 from lodviz.ingest.embed import Embedder, SentenceTransformerEmbedder
 from lodviz.store.base import Store
-from lodviz.tokens import TokenCounter, token_counter
+from lodviz.tokens import RememberedCounts, TokenCounter, token_counter
 
 log = logging.getLogger("lodviz")
 
@@ -90,7 +90,7 @@ class Models:
     def token_counter(self) -> TokenCounter:
         """What budgets count with: the embedding model's tokenizer unless configured otherwise."""
         if self._counter is None:
-            self._counter = token_counter(self._tokenizer_spec, self._embedder if self._embedder is not None else self.embedder)
+            self._counter = RememberedCounts(token_counter(self._tokenizer_spec, self._embedder if self._embedder is not None else self.embedder))
         return self._counter
 
     def window_counter(self) -> TokenCounter | None:

@@ -20,6 +20,8 @@ import functools
 import logging
 import os
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -134,6 +136,56 @@ class RegexTokenCounter:
         )
 
 
+class RememberedCounts:
+    """Any counter, with the counts of texts it has seen kept: a budget counts the same texts again and again.
+
+    A search counts its candidates' texts at each tier, their excerpts and the
+    rendered answer; a slider move in the landscape searches again over the
+    same memories, so without this the tokenizer ran on the same texts on
+    every move (34 ms of a 51 ms move on the sample store). Counts are kept
+    for at most ``max_chars`` characters of text, the least recently counted
+    going first; a count never depends on anything but the text.
+    """
+
+    def __init__(self, counter: TokenCounter, max_chars: int = 32_000_000) -> None:
+        self.counter = counter
+        self.name = counter.name
+        self.max_chars = max_chars
+        self._counts: OrderedDict[str, int] = OrderedDict()
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    def count_many(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        out = np.zeros(len(texts), dtype=np.int64)
+        missing: dict[str, list[int]] = {}
+        with self._lock:
+            for i, text in enumerate(texts):
+                known = self._counts.get(text)
+                if known is None:
+                    missing.setdefault(text, []).append(i)
+                else:
+                    self._counts.move_to_end(text)
+                    out[i] = known
+        if not missing:
+            return out
+        fresh = list(missing)
+        counted = self.counter.count_many(fresh)
+        with self._lock:
+            for text, n in zip(fresh, counted.tolist()):
+                out[missing[text]] = n
+                if text not in self._counts and len(text) <= self.max_chars:
+                    self._counts[text] = int(n)
+                    self._chars += len(text)
+            while self._chars > self.max_chars:
+                old, _ = self._counts.popitem(last=False)
+                self._chars -= len(old)
+        return out
+
+    def __repr__(self) -> str:
+        return f"RememberedCounts({self.counter!r})"
+
+
 def token_counter(spec: str | TokenCounter | None, embedder: Any = None) -> TokenCounter:
     """The counter a setting names.
 
@@ -160,4 +212,4 @@ def token_counter(spec: str | TokenCounter | None, embedder: Any = None) -> Toke
     return ModelTokenCounter(spec)
 
 
-__all__ = ["TokenCounter", "ModelTokenCounter", "TiktokenCounter", "RegexTokenCounter", "token_counter", "count"]
+__all__ = ["TokenCounter", "ModelTokenCounter", "TiktokenCounter", "RegexTokenCounter", "RememberedCounts", "token_counter", "count"]
