@@ -5,7 +5,9 @@ search, ``view.agent_result``, sent with the scene in one response), so its
 tokens, tiers and lines are theirs. The lines are exactly those of
 ``Result.render()`` (what the MCP tool and ``search --text`` return); the first
 ``RESULT_LIST_LIMIT`` are listed with their ids, and the whole text, in the
-agent's order, is below. Memory text goes into plain text nodes, never HTML.
+agent's order, is below. The lines are redrawn on every slider move, so they
+go to the page as one HTML block (``html_block``), memory text escaped in it;
+the exact text is a plain text node.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from typing import Any
 from dash import html
 
 from lodviz.app import ids
-from lodviz.app.page import tier_badge
+from lodviz.app.figure import TIER_COLOURS
+from lodviz.app.html_block import block, memory_button, text
 from lodviz.app.view import ViewRequest
 from lodviz.result import Result, line
 from lodviz.scoring import Tier
@@ -35,22 +38,20 @@ def title(request: ViewRequest) -> str:
     return said + (f", within {request.budget_tokens:,} tokens" if request.budget_tokens else "")
 
 
-def item(hit: Any) -> html.Div:
-    """One line of the result, its id a button that opens the memory; a long memory's excerpt said so."""
+def item(hit: Any) -> str:
+    """One line of the result as HTML, its id a button that opens the memory; a long memory's excerpt said so."""
     rendered = line(hit.id, hit.content, hit.whole, hit.conflicts, hit.superseded_by, bool(hit.excerpt))
     rendered = rendered.removeprefix(f"#{hit.id} ")  # the id is the button before it
     # A long memory's passages nearest the query, as the agent reads them: said so, or they pass for a summary.
-    marked = [html.Span("excerpt", className="excerpt-tag",
-                        title=f"{len(hit.excerpt)} of its passages, verbatim; … where text was left out")] if hit.excerpt else []
-    return html.Div(
-        [
-            html.Button(f"#{hit.id}", id={"type": ids.RESULT_PICK, "id": int(hit.id)}, className="btn small result-id", n_clicks=0,
-                        title="Open it in the panel and the scene"),
-            *marked,
-            html.Span(rendered, className="result-line"),
-        ],
-        className="result-item excerpt" if hit.excerpt else "result-item",
-    )
+    marked = (f'<span class="excerpt-tag" title="{len(hit.excerpt)} of its passages, verbatim; … where text was left out">excerpt</span>'
+              if hit.excerpt else "")
+    return (f'<div class="{"result-item excerpt" if hit.excerpt else "result-item"}">{memory_button(hit.id)}{marked}'
+            f'<span class="result-line">{text(rendered)}</span></div>')
+
+
+def tier_heading(tier: Tier, n: int) -> str:
+    return (f'<div class="result-tier"><span class="badge" style="background: {TIER_COLOURS[tier]}; color: #0b1020">{tier.name}</span>'
+            f'<span class="hint"> {n}</span></div>')
 
 
 def result_list(request: ViewRequest, result: Result, tokens: int, tokenizer: str) -> html.Div:
@@ -64,18 +65,19 @@ def result_list(request: ViewRequest, result: Result, tokens: int, tokenizer: st
         ),
     ]
     room = RESULT_LIST_LIMIT
+    lines: list[str] = []
     for tier in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE):
         hits = result.by_tier(tier)
         if not hits:
             continue
-        out.append(html.Div([tier_badge(tier), html.Span(f" {len(hits)}", className="hint")], className="result-tier"))
+        lines.append(tier_heading(tier, len(hits)))
         listed = hits[:room]
         room -= len(listed)
-        out.extend(item(hit) for hit in listed)
+        lines.extend(item(hit) for hit in listed)
         if len(listed) < len(hits):
             # A whole landscape is a thousand lines: the page lists what a person reads, the exact text holds them all.
-            out.append(html.Div(f"and {len(hits) - len(listed):,} more {tier.name.lower()} lines, in the exact text below",
-                                className="hint result-more"))
+            lines.append(f'<div class="hint result-more">and {len(hits) - len(listed):,} more {tier.name.lower()} lines, in the exact text below</div>')
+    out.append(block(lines, "result-lines", ids.RESULT_LINES))
     out.append(html.Details([html.Summary("The exact text, in the agent's order"),
                              html.Pre(result.render(), className="full-text", id=ids.RESULT_TEXT)], className="result-exact"))
     return html.Div(out, className="result-view")

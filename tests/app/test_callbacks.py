@@ -17,6 +17,7 @@ from lodviz.params import PRESETS, Params
 from lodviz.scoring import Tier
 
 from .conftest import ids_in, xss_id
+from .html_tree import parse
 
 QUERY = {"query": "limitation of liability cap in CRO agreements", "exclude": ""}
 
@@ -487,7 +488,8 @@ def test_with_a_query_and_no_memory_open_the_panel_shows_what_the_agent_receives
     shown = text_of(body)
     assert f"What legal-review receives, within 2,000 tokens {count(app_mem.token_counter, result.render()):,} tokens" in shown
     assert result.render().strip() in [getattr(node, "children", None).strip() for node in _walk(body) if getattr(node, "id", None) == "result-text"]
-    picks = [node.id["id"] for node in _walk(body) if isinstance(getattr(node, "id", None), dict)]
+    lines = next(node for node in _walk(body) if getattr(node, "id", None) == "result-lines")
+    picks = [int(button.attrs["data-memory"]) for button in parse(lines.children).find(tag="button")]
     assert picks == [hit.id for tier in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE) for hit in result.by_tier(tier)]
     assert app_mem.audit(actions=["search"]) == []  # a look: nothing counted, nothing audited
 

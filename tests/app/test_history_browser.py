@@ -89,7 +89,7 @@ def test_the_change_list_after_an_alpha_move_matches_the_library_tiers_before_an
         return page.evaluate(f"() => Array.from(document.querySelectorAll('.change-item.{kind}')).map(e => Number(e.id.split('-').pop()))")
 
     for kind in ("up", "down", "in", "out"):  # the lists' Markdown component loads its script on first use
-        assert eventually(page, lambda: listed(kind) == expected.of(kind)[:60].tolist()), (kind, listed(kind))
+        assert eventually(page, lambda kind=kind: listed(kind) == expected.of(kind)[:60].tolist()), (kind, listed(kind))
     marked = page.evaluate(trace_js("changed tier", "customdata"))
     assert sorted(int(i) for i in marked) == sorted(expected.ids.tolist())  # every memory is drawn in this small store
     assert page.errors == []

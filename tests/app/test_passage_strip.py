@@ -19,6 +19,7 @@ from lodviz.app.view import replay_state
 from lodviz.params import Params
 
 from .browser import open_scene
+from .html_tree import parse
 
 QUERY = "limitation of liability cap in CRO agreements"
 #: Everything a search returns comes back SUMMARY: a long memory as an excerpt.
@@ -148,14 +149,14 @@ def test_the_result_list_marks_excerpts_as_the_agent_reads_them(ctx, app_mem):
     result = app_mem.search(QUERY, agent_id="legal-review", params=SUMMARIES, touch=False, record=False, budget_tokens="default")
     excerpts = [item for item in result.items if item.excerpt]
     assert excerpts
-    items = find(body, cls="result-item")
-    marked = [item for item in items if "excerpt" in item.className.split()]
+    items = parse(find(body, id=ids.RESULT_LINES)[0].children).find(cls="result-item")
+    marked = [item for item in items if "excerpt" in item.classes]
     assert len(marked) == len(excerpts)
     for item, hit in zip(marked, excerpts, strict=True):
-        assert text_of(find(item, cls="excerpt-tag")) == "excerpt"
-        line = text_of(find(item, cls="result-line"))
+        assert [tag.text() for tag in item.find(cls="excerpt-tag")] == ["excerpt"]
+        line = item.find(cls="result-line")[0].text()
         assert line.startswith(" ".join(hit.content.split())[:60])  # the content as the agent reads it
-    assert not any(find(item, cls="excerpt-tag") for item in items if item not in marked)
+    assert not any(item.find(cls="excerpt-tag") for item in items if item not in marked)
 
 
 def test_colours_are_neutral_without_s_and_middling_when_all_are_as_near():

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from dash import ALL, Dash, Input, Output, State, html, no_update
+from dash import Dash, Input, Output, State, html, no_update
 from dash import ctx as dash_ctx
 
 from lodviz.app import ids
@@ -324,22 +324,6 @@ def register(app: Dash, app_ctx: AppContext) -> None:
     @app.callback(Output(ids.SELECTED_ID, "data", allow_duplicate=True), Input(ids.PANEL_CLOSE, "n_clicks"), prevent_initial_call=True)
     def _close(_n):
         return None
-
-    # In the browser: Dash fires an ALL callback whenever its lists are drawn again, which is on every
-    # slider move; answered here, that was one more request to the server per move.
-    app.clientside_callback(
-        """
-        function(clicks) {
-            const fired = (window.dash_clientside.callback_context.triggered || []).filter(t => t.value);
-            if (!fired.length) return window.dash_clientside.no_update;  // a list was drawn again; nobody clicked
-            const prop = fired[0].prop_id;
-            return Number(JSON.parse(prop.slice(0, prop.lastIndexOf('.'))).id);
-        }
-        """,
-        Output(ids.SELECTED_ID, "data", allow_duplicate=True),
-        Input({"type": ids.RESULT_PICK, "id": ALL}, "n_clicks"),
-        prevent_initial_call=True,
-    )
 
     @app.callback(
         Output(ids.SELECTED_ID, "data", allow_duplicate=True),
