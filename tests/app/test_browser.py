@@ -355,6 +355,25 @@ def test_a_slider_move_with_the_result_list_asks_the_server_nothing_about_picks(
     assert page.errors == []
 
 
+def test_a_slider_move_with_nothing_open_asks_the_server_nothing_about_the_panel(page, served):
+    url, _ = served
+    open_scene(page, url + "?agent=legal-review&q=limitation+of+liability+cap+in+CRO+agreements")
+    page.wait_for_selector("#result-text", state="attached", timeout=30_000)
+    page.wait_for_timeout(1_000)
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.post_data or "") if "_dash-update-component" in r.url else None)
+    page.focus("#alpha [role=slider]")
+    page.keyboard.press("ArrowRight")
+    assert eventually(page, lambda: any("scene.figure" in body for body in asked), 20_000)
+    page.wait_for_timeout(1_500)
+    assert not [body for body in asked if "panel-body.children" in body.split('"inputs"')[0]], asked
+    # ... and a memory opened afterwards still fills the panel, at the moved slider's tier.
+    first = int(page.evaluate("() => document.querySelector('#result-lines [data-memory]').dataset.memory"))
+    page.click(f"#result-lines [data-memory='{first}']")
+    assert eventually(page, lambda: page.is_visible(".panel-id") and page.inner_text(".panel-id").startswith(f"#{first} "), 20_000)
+    assert page.errors == []
+
+
 def test_the_panel_names_no_floor_out_as_the_audit_log_does(page, served):
     url, mem = served
     unfloored = next(int(i) for i, f in zip(mem.columns().ids, mem.columns().floor) if f == 0)

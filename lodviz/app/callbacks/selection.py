@@ -336,19 +336,36 @@ def register(app: Dash, app_ctx: AppContext) -> None:
     def _open(_n, text, agent):
         return open_memory(app_ctx, text, agent)
 
-    @app.callback(
-        Output(ids.PANEL_BODY, "children"),
-        Output(ids.PANEL_ACTIONS, "style"),
+    # In the browser: with nothing open a slider move changes nothing in the panel, and asking the server
+    # anyway was one more round trip per move, which the page waited for before it settled.
+    app.clientside_callback(
+        f"""
+        function(memoryId, ...rest) {{
+            const asked = rest[rest.length - 1] || 0;
+            const scoringOnly = {json.dumps(sorted(SCORING_ONLY))};
+            const fired = (window.dash_clientside.callback_context.triggered || []).map(t => t.prop_id.split('.')[0]);
+            if (memoryId == null && fired.length && fired.every(id => scoringOnly.includes(id))) return window.dash_clientside.no_update;
+            return asked + 1;
+        }}
+        """,
+        Output(ids.PANEL_ASK, "data"),
         Input(ids.SELECTED_ID, "data"),
         Input(ids.DATA_VERSION, "data"),
         *[Input(component, prop) for component, prop in VIEW_CONTROLS],
         # An input, not a state: Dash holds this callback until the scene's answer is in, and fires it once.
         Input(ids.RECEIVED, "data"),
+        State(ids.PANEL_ASK, "data"),
     )
-    def _show(memory_id, _version, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of, budget_mode, received):
-        triggered = {t["prop_id"].split(".")[0] for t in dash_ctx.triggered} if dash_ctx.triggered_id else set()
-        if memory_id is None and triggered and triggered <= SCORING_ONLY:
-            return no_update, no_update  # nothing open: a slider changes nothing here (the result list comes with the scene)
+
+    @app.callback(
+        Output(ids.PANEL_BODY, "children"),
+        Output(ids.PANEL_ACTIONS, "style"),
+        Input(ids.PANEL_ASK, "data"),
+        State(ids.SELECTED_ID, "data"),
+        *[State(component, prop) for component, prop in VIEW_CONTROLS],
+        State(ids.RECEIVED, "data"),
+    )
+    def _show(_ask, memory_id, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of, budget_mode, received):
         return show(app_ctx, memory_id, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of, budget_mode, received)
 
     @app.callback(
