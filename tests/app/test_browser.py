@@ -366,11 +366,33 @@ def test_a_slider_move_with_nothing_open_asks_the_server_nothing_about_the_panel
     page.keyboard.press("ArrowRight")
     assert eventually(page, lambda: any("scene.figure" in body for body in asked), 20_000)
     page.wait_for_timeout(1_500)
-    assert not [body for body in asked if "panel-body.children" in body.split('"inputs"')[0]], asked
+    assert not [body for body in asked if body.startswith('{"output":"..panel-body')], asked  # only the scene's own request
     # ... and a memory opened afterwards still fills the panel, at the moved slider's tier.
     first = int(page.evaluate("() => document.querySelector('#result-lines [data-memory]').dataset.memory"))
     page.click(f"#result-lines [data-memory='{first}']")
     assert eventually(page, lambda: page.is_visible(".panel-id") and page.inner_text(".panel-id").startswith(f"#{first} "), 20_000)
+    assert page.errors == []
+
+
+def test_with_a_memory_open_a_slider_move_is_one_request_and_the_panel_follows_it(page, served):
+    url, mem = served
+    state = mem.columns()
+    target = int(state.ids[state.retrieval_count.argmax()])
+    query = "limitation of liability cap in CRO agreements"
+    open_scene(page, f"{url}?q={query.replace(' ', '+')}&m={target}")
+    page.wait_for_selector("#panel-l", timeout=30_000)
+    page.wait_for_timeout(1_000)
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.post_data or "") if "_dash-update-component" in r.url else None)
+    page.focus("#alpha [role=slider]")
+    page.keyboard.press("ArrowLeft")  # 0.70 -> 0.65
+    assert eventually(page, lambda: page.inner_text("#alpha-readout") == "0.65")
+    placement = mem.explain(target, query, params=mem.profile(None).with_(alpha=0.65), now=mem.now())
+    assert eventually(page, lambda: page.inner_text("#panel-l") == f"{placement.score:.3f}", 20_000), page.inner_text("#panel-l")
+    page.wait_for_timeout(1_000)
+    moves = [body for body in asked if '"changedPropIds":["alpha.value"' in body or '"changedPropIds":["alpha.value",' in body]
+    assert len(moves) == 1 and "panel-body.children" in moves[0].split('"inputs"')[0], asked  # the scene's answer holds the panel
+    assert not [body for body in asked if body.startswith('{"output":"..panel-body')], asked
     assert page.errors == []
 
 

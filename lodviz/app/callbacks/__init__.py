@@ -22,5 +22,6 @@ from lodviz.app.context import AppContext
 
 
 def register_all(app: Dash, ctx: AppContext) -> None:
-    for module in (scoring, tuning, selection, audit, status, url, camera, conflicts, evidence, presentation, history, tabs):
+    scoring.register(app, ctx, panel=selection.show)  # an open memory's panel follows a slider in the scene's answer
+    for module in (tuning, selection, audit, status, url, camera, conflicts, evidence, presentation, history, tabs):
         module.register(app, ctx)

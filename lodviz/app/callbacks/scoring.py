@@ -9,6 +9,7 @@ tier against the reference settings, so the list and the marks always agree.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -52,6 +53,9 @@ FILTER_CONTROLS = [
     (ids.FILTER_TIERS, "value"),
 ]
 
+#: Controls that change scores and tiers only: the panel of an open memory follows them in the scene's own
+#: answer (one request a move), and with nothing open the panel does not depend on them.
+SCORING_ONLY = {ids.ALPHA, ids.LAMBDA, ids.THRESHOLDS, ids.K, ids.NOW, ids.BUDGET_MODE}
 #: Inputs whose change leaves the drawn points the same, so a Patch suffices.
 PATCHABLE = {ids.ALPHA, ids.LAMBDA, ids.THRESHOLDS, ids.NOW, ids.COLOR_BY, ids.TERRAIN, ids.REFERENCE, ids.BUDGET_MODE}
 
@@ -339,7 +343,13 @@ def render(
             received_ids(view))
 
 
-def register(app: Dash, app_ctx: AppContext) -> None:
+#: The panel of an open memory for the controls and the scene's received ids: ``selection.show``.
+Panel = Callable[..., tuple[Any, Any]]
+
+
+def register(app: Dash, app_ctx: AppContext, panel: Panel | None = None) -> None:
+    """The scene's callback; ``panel`` draws an open memory's panel in the same answer when a slider moves."""
+
     @app.callback(
         Output(ids.SCENE, "figure"),
         Output(ids.COUNTS, "children"),
@@ -349,21 +359,30 @@ def register(app: Dash, app_ctx: AppContext) -> None:
         Output(ids.CHANGES, "children"),
         Output(ids.RESULT_LIST, "children"),
         Output(ids.RECEIVED, "data"),
+        Output(ids.PANEL_BODY, "children", allow_duplicate=True),
+        Output(ids.PANEL_ACTIONS, "style", allow_duplicate=True),
         *[Input(component, prop) for component, prop in VIEW_CONTROLS],
         Input(ids.COLOR_BY, "value"),
         Input(ids.TERRAIN, "value"),
         Input(ids.DATA_VERSION, "data"),
         Input(ids.REFERENCE, "data"),
         *[Input(component, prop) for component, prop in FILTER_CONTROLS],
+        State(ids.SELECTED_ID, "data"),
+        prevent_initial_call="initial_duplicate",
     )
-    def _render(applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of, budget_mode, color, terrain, _version, reference, *filter_values):
+    def _render(applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of, budget_mode, color, terrain, _version, reference, *rest):
+        *filter_values, selected = rest
         triggered = {t["prop_id"].split(".")[0] for t in dash_ctx.triggered} if dash_ctx.triggered_id else None
         try:
             filters = scene_filter(*filter_values)
         except ValueError:
             filters = SceneFilter()
-        return render(app_ctx, applied, agent, alpha, lam_log, thresholds, k_log, now_date, color, terrain, triggered,
-                      as_of=as_of, reference=reference, filters=filters, budget_mode=budget_mode)
+        out = render(app_ctx, applied, agent, alpha, lam_log, thresholds, k_log, now_date, color, terrain, triggered,
+                     as_of=as_of, reference=reference, filters=filters, budget_mode=budget_mode)
+        body: tuple[Any, Any] = (no_update, no_update)
+        if panel is not None and selected is not None and triggered and triggered <= SCORING_ONLY and out[7] is not no_update:
+            body = panel(app_ctx, selected, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of, budget_mode, out[7])
+        return (*out, *body)
 
     @app.callback(
         Output(ids.REFERENCE, "data"),

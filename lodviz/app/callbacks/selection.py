@@ -19,7 +19,7 @@ from dash import Dash, Input, Output, State, html, no_update
 from dash import ctx as dash_ctx
 
 from lodviz.app import ids
-from lodviz.app.callbacks.scoring import VIEW_CONTROLS, params_from_controls, view_request
+from lodviz.app.callbacks.scoring import SCORING_ONLY, VIEW_CONTROLS, params_from_controls, view_request
 from lodviz.app.callbacks.status import mark_seen
 from lodviz.app.context import AppContext, app_actor
 from lodviz.app.figure import TIER_COLOURS
@@ -189,8 +189,6 @@ def panel(
     ]
 
 
-#: Controls that change scores and tiers only: with nothing open the panel's body does not depend on them.
-SCORING_ONLY = {ids.ALPHA, ids.LAMBDA, ids.THRESHOLDS, ids.K, ids.NOW, ids.BUDGET_MODE, ids.RECEIVED}
 
 
 def show(app_ctx: AppContext, memory_id: int | None, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of=None,
@@ -336,15 +334,16 @@ def register(app: Dash, app_ctx: AppContext) -> None:
     def _open(_n, text, agent):
         return open_memory(app_ctx, text, agent)
 
-    # In the browser: with nothing open a slider move changes nothing in the panel, and asking the server
-    # anyway was one more round trip per move, which the page waited for before it settled.
+    # In the browser: a slider move's panel comes with the scene's answer (``scoring.register`` draws it for
+    # an open memory; with nothing open it does not change), so asking the server here too was one more
+    # round trip per move, which the page waited for before it settled.
     app.clientside_callback(
         f"""
         function(memoryId, ...rest) {{
             const asked = rest[rest.length - 1] || 0;
-            const scoringOnly = {json.dumps(sorted(SCORING_ONLY))};
+            const scoringOnly = {json.dumps(sorted(SCORING_ONLY | {ids.RECEIVED}))};
             const fired = (window.dash_clientside.callback_context.triggered || []).map(t => t.prop_id.split('.')[0]);
-            if (memoryId == null && fired.length && fired.every(id => scoringOnly.includes(id))) return window.dash_clientside.no_update;
+            if (fired.length && fired.every(id => scoringOnly.includes(id))) return window.dash_clientside.no_update;
             return asked + 1;
         }}
         """,
