@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from dash import Patch
+from dash import Patch, no_update
 
 import lodviz
 from lodviz.app import create_app
@@ -149,6 +149,31 @@ def test_the_panel_reads_an_open_memory_s_tier_from_the_scene_s_search(ctx, app_
     body, _ = selection.show(ctx, memory_id, QUERY, ALL_AGENTS, *controls(params), None, None, "agent", told)
     badge = next(node for part in body for node in _walk(part) if getattr(node, "className", None) == "badge")
     assert badge.children == "HEADLINE"
+
+
+def as_json(component) -> str:
+    import json
+
+    from plotly.utils import PlotlyJSONEncoder
+
+    return json.dumps(component, cls=PlotlyJSONEncoder, sort_keys=True)
+
+
+def test_a_slider_move_sends_only_the_live_part_of_a_panel_already_shown(ctx, app_mem):
+    params = PRESETS["legal"]
+    *_, received = render_all(ctx, QUERY, params=params)
+    memory_id = int(received["returned"]["FULL"][0]) if received["returned"].get("FULL") else int(app_mem.columns().ids[0])
+    args = (QUERY, ALL_AGENTS, *controls(params), None, None, "agent", received)
+    whole, style, shows = selection.follow(ctx, memory_id, None, *args)  # not on the page yet: the whole panel
+    assert isinstance(whole, list) and shows == memory_id and style == {"display": "block"}
+    live, style, shows = selection.follow(ctx, memory_id, memory_id, *args)
+    assert isinstance(live, Patch) and style is no_update and shows is no_update
+    operations = live.to_plotly_json()["operations"]
+    assert [op["location"] for op in operations] == [[0]]  # the first child, the live part, and nothing else
+    assert as_json(operations[0]["params"]["value"]) == as_json(whole[0])
+    # Everything a slider changes is in that part; the passages, conflicts and metadata after it are not.
+    inside = {getattr(node, "id", None) for node in _walk(whole[0])}
+    assert {"panel-s", "panel-d", "panel-l", "panel-reason"} <= inside and "panel-meta" not in inside
 
 
 def test_the_whole_landscape_sends_no_received_ids(ctx):

@@ -22,6 +22,6 @@ from lodviz.app.context import AppContext
 
 
 def register_all(app: Dash, ctx: AppContext) -> None:
-    scoring.register(app, ctx, panel=selection.show)  # an open memory's panel follows a slider in the scene's answer
+    scoring.register(app, ctx, panel=selection.follow)  # an open memory's panel follows a slider in the scene's answer
     for module in (tuning, selection, audit, status, url, camera, conflicts, evidence, presentation, history, tabs):
         module.register(app, ctx)

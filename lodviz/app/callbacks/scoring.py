@@ -343,8 +343,8 @@ def render(
             received_ids(view))
 
 
-#: The panel of an open memory for the controls and the scene's received ids: ``selection.show``.
-Panel = Callable[..., tuple[Any, Any]]
+#: An open memory's panel after a slider move, from the controls and the scene's received ids: ``selection.follow``.
+Panel = Callable[..., tuple[Any, Any, Any]]
 
 
 def register(app: Dash, app_ctx: AppContext, panel: Panel | None = None) -> None:
@@ -361,6 +361,7 @@ def register(app: Dash, app_ctx: AppContext, panel: Panel | None = None) -> None
         Output(ids.RECEIVED, "data"),
         Output(ids.PANEL_BODY, "children", allow_duplicate=True),
         Output(ids.PANEL_ACTIONS, "style", allow_duplicate=True),
+        Output(ids.PANEL_SHOWS, "data", allow_duplicate=True),
         *[Input(component, prop) for component, prop in VIEW_CONTROLS],
         Input(ids.COLOR_BY, "value"),
         Input(ids.TERRAIN, "value"),
@@ -368,10 +369,11 @@ def register(app: Dash, app_ctx: AppContext, panel: Panel | None = None) -> None
         Input(ids.REFERENCE, "data"),
         *[Input(component, prop) for component, prop in FILTER_CONTROLS],
         State(ids.SELECTED_ID, "data"),
+        State(ids.PANEL_SHOWS, "data"),
         prevent_initial_call="initial_duplicate",
     )
     def _render(applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of, budget_mode, color, terrain, _version, reference, *rest):
-        *filter_values, selected = rest
+        *filter_values, selected, shown = rest
         triggered = {t["prop_id"].split(".")[0] for t in dash_ctx.triggered} if dash_ctx.triggered_id else None
         try:
             filters = scene_filter(*filter_values)
@@ -379,9 +381,9 @@ def register(app: Dash, app_ctx: AppContext, panel: Panel | None = None) -> None
             filters = SceneFilter()
         out = render(app_ctx, applied, agent, alpha, lam_log, thresholds, k_log, now_date, color, terrain, triggered,
                      as_of=as_of, reference=reference, filters=filters, budget_mode=budget_mode)
-        body: tuple[Any, Any] = (no_update, no_update)
+        body: tuple[Any, Any, Any] = (no_update, no_update, no_update)
         if panel is not None and selected is not None and triggered and triggered <= SCORING_ONLY and out[7] is not no_update:
-            body = panel(app_ctx, selected, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of, budget_mode, out[7])
+            body = panel(app_ctx, selected, shown, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of, budget_mode, out[7])
         return (*out, *body)
 
     @app.callback(

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from dash import Dash, Input, Output, State, html, no_update
+from dash import Dash, Input, Output, Patch, State, html, no_update
 from dash import ctx as dash_ctx
 
 from lodviz.app import ids
@@ -120,6 +120,43 @@ def conflict_block(
     return out
 
 
+def live_part(record: MemoryRecord, placement: Placement, alpha: float, received: tuple[Tier, int] | None) -> html.Div:
+    """What a slider changes in the panel: the tier, the bar, the numbers, the formula and the reasons.
+
+    One container, the panel's first child, so that a slider move sends this part alone (``follow``).
+    """
+    s, d, score = placement.similarity, placement.decay, placement.score
+    formula = f"L = α·S + (1−α)·D = {alpha:.2f} × {s:.3f} + {1 - alpha:.2f} × {d:.3f}"
+    if placement.penalty:
+        formula += f" − penalty {placement.penalty:.3f}"
+    formula += f" = {score:.3f}"
+    shown = received[0] if received is not None else placement.tier
+    budget_note = [html.Div(
+        f"Within its {received[1]:,}-token budget the agent receives it {received[0].name}: one search keeps what fits, "
+        "and the scene shows it there.", className="reason budget-note", id=ids.PANEL_RECEIVED)] if received is not None else []
+    return html.Div(
+        [
+            html.Div([tier_badge(shown), html.Span(f"#{record.id} · {record.agent_id} · {record.kind} · {record.visibility}", className="panel-id")],
+                     className="panel-head"),
+            html.H3(record.headline, className="panel-headline", id=ids.PANEL_HEADLINE),
+            html.Div("Why this tier", className="section-title"),
+            why_bar(placement),
+            html.Div(
+                [
+                    html.Span([html.B("S "), html.Span(f"{s:.3f}", id=ids.PANEL_S)], className="num"),
+                    html.Span([html.B("D "), html.Span(f"{d:.3f}", id=ids.PANEL_D)], className="num"),
+                    html.Span([html.B("L "), html.Span(f"{score:.3f}", id=ids.PANEL_L)], className="num"),
+                ],
+                className="nums",
+            ),
+            html.Div(formula, className="formula"),
+            html.Div(placement.reason, className="reason", id=ids.PANEL_REASON),
+            *budget_note,
+        ],
+        className="panel-live",
+    )
+
+
 def panel(
     record: MemoryRecord,
     placement: Placement,
@@ -139,35 +176,12 @@ def panel(
     ``received``: (the tier the agent receives it at, the budget) when a budget
     gives it another tier than its score: the badge shows that tier, as the scene does.
     """
-    s, d, score = placement.similarity, placement.decay, placement.score
     strip, texts = passage_block(passages, len(record.text), query) if passages is not None and len(passages) else ([], [
         html.Div("Full text", className="section-title"),
         html.Div(record.text, className="full-text", id=ids.PANEL_FULL),
     ])
-    formula = f"L = α·S + (1−α)·D = {alpha:.2f} × {s:.3f} + {1 - alpha:.2f} × {d:.3f}"
-    if placement.penalty:
-        formula += f" − penalty {placement.penalty:.3f}"
-    formula += f" = {score:.3f}"
-    shown = received[0] if received is not None else placement.tier
-    budget_note = [html.Div(
-        f"Within its {received[1]:,}-token budget the agent receives it {received[0].name}: one search keeps what fits, "
-        "and the scene shows it there.", className="reason budget-note", id=ids.PANEL_RECEIVED)] if received is not None else []
     return [
-        html.Div([tier_badge(shown), html.Span(f"#{record.id} · {record.agent_id} · {record.kind} · {record.visibility}", className="panel-id")], className="panel-head"),
-        html.H3(record.headline, className="panel-headline", id=ids.PANEL_HEADLINE),
-        html.Div("Why this tier", className="section-title"),
-        why_bar(placement),
-        html.Div(
-            [
-                html.Span([html.B("S "), html.Span(f"{s:.3f}", id=ids.PANEL_S)], className="num"),
-                html.Span([html.B("D "), html.Span(f"{d:.3f}", id=ids.PANEL_D)], className="num"),
-                html.Span([html.B("L "), html.Span(f"{score:.3f}", id=ids.PANEL_L)], className="num"),
-            ],
-            className="nums",
-        ),
-        html.Div(formula, className="formula"),
-        html.Div(placement.reason, className="reason", id=ids.PANEL_REASON),
-        *budget_note,
+        live_part(record, placement, alpha, received),
         *strip,
         *conflict_block(record, conflicts or [], headlines or {}, unseen),
         html.Div("" if has_query else "No query: α is 0 here, so L is the decay D alone.", className="hint"),
@@ -203,12 +217,7 @@ def show(app_ctx: AppContext, memory_id: int | None, applied, agent, alpha, lam_
         return html.Div("Click a memory in the scene to see why it sits where it sits.", className="empty nothing-open"), hidden
     try:
         request = view_request(app_ctx, applied, agent, params_from_controls(alpha, lam_log, thresholds, k_log), now_date, as_of, budget_mode)
-        params = request.scoring_params
-        record = app_ctx.mem.get(memory_id, agent_id=request.agent_id)
-        placement = app_ctx.mem.explain(
-            memory_id, request.query, agent_id=request.agent_id, params=params, now=request.now, exclude=request.exclude,
-            as_of=request.moment,
-        )
+        record, placement, received = placed(app_ctx, memory_id, request, received_ids)
         if request.moment is not None:  # the panel's usage numbers are those of the moment shown
             state = app_ctx.mem.columns(as_of=request.moment)
             rows = np.flatnonzero((state.ids == record.id) & ~state.forgotten)
@@ -224,19 +233,60 @@ def show(app_ctx: AppContext, memory_id: int | None, applied, agent, alpha, lam_
         unseen = unseen_partners(app_ctx, record, conflicts, request.agent_id)
         # In a replay, what that search delivered; otherwise the agent's latest use of the memory.
         passages = app_ctx.mem.passages(memory_id, query=request.query, agent_id=request.agent_id, event_id=request.replaying)
-        received = None
-        if request.has_query and request.budget_tokens:  # what the scene shows: the tier it is received at
-            if received_ids is not None and received_ids.get("budget") == request.budget_tokens:
-                tier = received_tier(received_ids, record.id)
-            else:
-                tier = Tier(int(agent_result(app_ctx.mem, request).tiers_of(np.array([record.id]))[0]))
-            received = (tier, request.budget_tokens) if tier != placement.tier else None
     except MemoryNotFound:
         return html.Div("That memory is not visible to this agent.", className="empty"), hidden
     except LodvizError as exc:
         return html.Div(str(exc), className="error"), hidden
-    return (panel(record, placement, params.alpha, request.has_query, conflicts, headlines, passages, request.query, unseen, received),
+    return (panel(record, placement, request.scoring_params.alpha, request.has_query, conflicts, headlines, passages, request.query,
+                  unseen, received),
             {"display": "block"})
+
+
+def placed(app_ctx: AppContext, memory_id: int, request: ViewRequest, received_ids: dict | None) -> tuple[MemoryRecord, Placement, Any]:
+    """An open memory, where the controls place it, and (the tier, the budget) when a budget gives it another tier."""
+    record = app_ctx.mem.get(memory_id, agent_id=request.agent_id)
+    placement = app_ctx.mem.explain(
+        memory_id, request.query, agent_id=request.agent_id, params=request.scoring_params, now=request.now, exclude=request.exclude,
+        as_of=request.moment,
+    )
+    received = None
+    if request.has_query and request.budget_tokens:  # what the scene shows: the tier it is received at
+        if received_ids is not None and received_ids.get("budget") == request.budget_tokens:
+            tier = received_tier(received_ids, record.id)
+        else:
+            tier = Tier(int(agent_result(app_ctx.mem, request).tiers_of(np.array([record.id]))[0]))
+        received = (tier, request.budget_tokens) if tier != placement.tier else None
+    return record, placement, received
+
+
+def shown_id(memory_id: int | None, body: Any) -> int | None:
+    """The memory whose panel ``body`` is (None for a message in its place)."""
+    return memory_id if isinstance(body, list) else None
+
+
+def follow(app_ctx: AppContext, memory_id: int | None, shown: int | None, applied, agent, alpha, lam_log, thresholds, k_log, now_date,
+           as_of=None, budget_mode=AGENT_BUDGET, received_ids: dict | None = None) -> tuple[Any, Any, Any]:
+    """An open memory's panel after a slider move, in the scene's answer: (body, style, the memory it shows).
+
+    When the page already shows this memory's panel (``shown``) only its live
+    part goes, as a Patch: a slider changes nothing else in it, and the
+    whole panel redrawn was most of what a move with a memory open cost the
+    page beyond one with nothing open. Otherwise the whole panel, as ``show``.
+    """
+    if memory_id is None:
+        return no_update, no_update, no_update
+    if shown == memory_id:
+        try:
+            request = view_request(app_ctx, applied, agent, params_from_controls(alpha, lam_log, thresholds, k_log), now_date, as_of, budget_mode)
+            record, placement, received = placed(app_ctx, memory_id, request, received_ids)
+        except LodvizError:
+            pass  # the whole panel says what went wrong
+        else:
+            live = Patch()
+            live[0] = live_part(record, placement, request.scoring_params.alpha, received)
+            return live, no_update, no_update
+    body, style = show(app_ctx, memory_id, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of, budget_mode, received_ids)
+    return body, style, shown_id(memory_id, body)
 
 
 def unseen_partners(app_ctx: AppContext, record: MemoryRecord, conflicts: list[Conflict], agent_id: str | None) -> dict[int, str]:
@@ -359,13 +409,15 @@ def register(app: Dash, app_ctx: AppContext) -> None:
     @app.callback(
         Output(ids.PANEL_BODY, "children"),
         Output(ids.PANEL_ACTIONS, "style"),
+        Output(ids.PANEL_SHOWS, "data"),
         Input(ids.PANEL_ASK, "data"),
         State(ids.SELECTED_ID, "data"),
         *[State(component, prop) for component, prop in VIEW_CONTROLS],
         State(ids.RECEIVED, "data"),
     )
     def _show(_ask, memory_id, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of, budget_mode, received):
-        return show(app_ctx, memory_id, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of, budget_mode, received)
+        body, style = show(app_ctx, memory_id, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of, budget_mode, received)
+        return body, style, shown_id(memory_id, body)
 
     @app.callback(
         Output(ids.ACTION_STATUS, "children"),
