@@ -339,8 +339,8 @@ def test_the_result_list_is_what_the_agent_receives_and_its_ids_open_memories(pa
     assert page.errors == []
 
 
-def test_a_slider_move_with_the_result_list_asks_the_server_nothing_about_picks(page, served):
-    url, _ = served
+def requests_of_one_alpha_move(page, url: str) -> list[str]:
+    """The callback requests (their bodies) one α key press makes with the result list shown."""
     open_scene(page, url + "?agent=legal-review&q=limitation+of+liability+cap+in+CRO+agreements")
     page.wait_for_selector("#result-text", state="attached", timeout=30_000)
     page.wait_for_timeout(1_000)
@@ -350,22 +350,18 @@ def test_a_slider_move_with_the_result_list_asks_the_server_nothing_about_picks(
     page.keyboard.press("ArrowRight")
     assert eventually(page, lambda: any("scene.figure" in body for body in asked), 20_000)
     page.wait_for_timeout(1_500)
-    # The lists drawn again fire the pick callback, which answers in the browser: no request names it.
+    return asked
+
+
+def test_a_slider_move_with_the_result_list_asks_the_server_nothing_about_picks(page, served):
+    asked = requests_of_one_alpha_move(page, served[0])
+    # The lists drawn again make no pick callback: no request names the selected memory.
     assert not [body for body in asked if "selected-id.data" in body.split('"inputs"')[0]], asked
     assert page.errors == []
 
 
 def test_a_slider_move_with_nothing_open_asks_the_server_nothing_about_the_panel(page, served):
-    url, _ = served
-    open_scene(page, url + "?agent=legal-review&q=limitation+of+liability+cap+in+CRO+agreements")
-    page.wait_for_selector("#result-text", state="attached", timeout=30_000)
-    page.wait_for_timeout(1_000)
-    asked: list[str] = []
-    page.on("request", lambda r: asked.append(r.post_data or "") if "_dash-update-component" in r.url else None)
-    page.focus("#alpha [role=slider]")
-    page.keyboard.press("ArrowRight")
-    assert eventually(page, lambda: any("scene.figure" in body for body in asked), 20_000)
-    page.wait_for_timeout(1_500)
+    asked = requests_of_one_alpha_move(page, served[0])
     assert not [body for body in asked if body.startswith('{"output":"..panel-body')], asked  # only the scene's own request
     # ... and a memory opened afterwards still fills the panel, at the moved slider's tier.
     first = int(page.evaluate("() => document.querySelector('#result-lines [data-memory]').dataset.memory"))

@@ -203,8 +203,6 @@ def panel(
     ]
 
 
-
-
 def show(app_ctx: AppContext, memory_id: int | None, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of=None,
          budget_mode=AGENT_BUDGET, received_ids: dict | None = None) -> tuple[Any, dict]:
     """The panel's body and its actions' style. ``received_ids`` is what the scene's search returned
