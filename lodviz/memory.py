@@ -90,6 +90,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: The artifact the fitted map is kept as.
 LAYOUT_MODEL = "layout_model"
+#: How long ``close`` waits for a background warm-up to end once the store is closed under it.
+CLOSE_WARM_TIMEOUT = 10.0
 
 
 class Memory:
@@ -709,6 +711,9 @@ class Memory:
 
     def close(self) -> None:
         self._store.close()  # a background warm in progress holds the store's lock for one step; close waits for it
+        # Its next step then fails on the closed store: wait for the thread to end, so that a process
+        # exiting right after never finalises with a thread inside DuckDB or BLAS.
+        self._warmup.wait(CLOSE_WARM_TIMEOUT)
 
     def __enter__(self) -> Memory:
         return self

@@ -34,6 +34,16 @@ def test_closing_a_store_while_it_warms_is_quiet(store_path, embedder):
     assert mem.wait_warm(timeout=60)
 
 
+def test_closing_a_store_while_it_warms_waits_for_the_warm_up_to_end(store_path, embedder):
+    # A process that exits right after close must not finalise with the warm-up inside DuckDB.
+    with lodviz.open(store_path, embedder=embedder) as mem:
+        mem.add_many([{"text": f"note {i} about lot {i}.", "agent_id": "ops"} for i in range(200)])
+    mem = lodviz.open(store_path, embedder=embedder, warm=True)
+    warming = mem._warmup.thread
+    mem.close()
+    assert warming is not None and not warming.is_alive()
+
+
 class CountingEmbedder:
     """The test embedder, counting the texts it is asked to embed."""
 

@@ -29,6 +29,8 @@ from lodviz.serve import registry
 from lodviz.serve.app import DEFAULT_HOST, LodvizServer
 
 DEFAULT_PORT = 8050
+#: How long a stopping server waits for its warm-up thread to end once the store is closed under it.
+SETTLE_JOIN_TIMEOUT = 10.0
 
 log = logging.getLogger("lodviz.serve")
 
@@ -151,14 +153,18 @@ def serve(
             matrix=matrix,  # how the embedding matrix is held in memory (lodviz.matrix)
             lock=threading.RLock(),  # the app's threads, the MCP workers and the API share it
         )
-        if settle_heap:
-            threading.Thread(target=_warm_then_settle, args=(mem,), name="lodviz-settle", daemon=True).start()
         server: uvicorn.Server | None = None
         app: LodvizServer | None = None
+        settling: threading.Thread | None = None
         try:
             if auth and not any(t.revoked_at is None for t in mem.tokens()):
                 raise ServeError("--auth is on but the store has no live token; create one first: `lodviz token create NAME --role admin`.")
-            if not settle_heap:  # the CLI's process warms in its settle thread; an embedded server here
+            # Only once nothing refuses to serve: a refusal must not leave a thread inside DuckDB while
+            # the process exits (the interpreter's end then unwinds its C++ frames: "FATAL: exception not rethrown").
+            if settle_heap:
+                settling = threading.Thread(target=_warm_then_settle, args=(mem,), name="lodviz-settle", daemon=True)
+                settling.start()
+            else:  # the CLI's process warms in its settle thread; an embedded server here
                 mem.warm(background=True)
             entry = registry.ServeEntry(
                 url=url, mcp_url=url + "mcp/", pid=os.getpid(), store=key, agent=agent, version=lodviz.__version__,
@@ -227,7 +233,9 @@ def serve(
         finally:
             if app is not None:
                 app.close()
-            mem.close()
+            mem.close()  # a warm-up still under way fails its next step on the closed store and ends
+            if settling is not None:
+                settling.join(SETTLE_JOIN_TIMEOUT)
     finally:
         sock.close()
 

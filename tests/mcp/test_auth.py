@@ -246,6 +246,18 @@ def test_auth_without_any_token_is_refused_in_one_line(tmp_path):
     assert result.stderr.strip().splitlines() == ["Error: --auth is on but the store has no live token; create one first: `lodviz token create NAME --role admin`."]
 
 
+def test_a_server_refused_for_auth_starts_no_warm_up(tmp_path, embedder, monkeypatch):
+    # A refusal exits at once; a warm-up thread left inside DuckDB then aborted the process (exit -6).
+    from lodviz.serve import process
+
+    warmed: list[object] = []
+    monkeypatch.setattr(process, "_warm_then_settle", warmed.append)
+    monkeypatch.setattr(process.runtime, "share_heap", lambda: True)
+    with pytest.raises(process.ServeError, match="no live token"):
+        process.serve(tmp_path / "s.duckdb", auth=True, open_browser=False, port=0, embedder=embedder, settle_heap=True)
+    assert warmed == []
+
+
 def test_a_read_only_server_writes_nothing(tmp_path, embedder):
     store = tmp_path / "demo.duckdb"
     ids = seed_store(store, embedder)
