@@ -84,6 +84,7 @@ from lodviz.tokens import TokenCounter
 from lodviz.tuner import Tuner
 from lodviz.warmup import Warmup
 from lodviz.writing import Writer
+from lodviz.yielding import Yielding
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -131,7 +132,8 @@ class Memory:
         # A search's stages (``lodviz.search``), handed what they need from here.
         self._pipeline = Pipeline(store, self.embed_query, lambda: self.token_counter, self._holding, self._row_times, acting)
         self._scene = Scene(store, self._timeline, self._pipeline.candidates, self.embed_query)
-        self._writer = Writer(store, self._models, get, acting, hold=self._holding)
+        self._yielding = Yielding()  # a write's compression and embedding give the cores to searches first
+        self._writer = Writer(store, self._models, get, acting, hold=self._holding, slow=self._yielding.run)
         explain = lambda memory_id, query, agent_id, params, now: self.explain(memory_id, query, agent_id=agent_id, params=params, now=now)
         self._floors = Floors(store, get, explain, self._now, acting)
         self._drilling = Drilling(store, get, self.embed_query, lambda: self.settings.lexical_weight,
@@ -714,6 +716,7 @@ class Memory:
         # Its next step then fails on the closed store: wait for the thread to end, so that a process
         # exiting right after never finalises with a thread inside DuckDB or BLAS.
         self._warmup.wait(CLOSE_WARM_TIMEOUT)
+        self._yielding.close()
 
     def __enter__(self) -> Memory:
         return self

@@ -13,15 +13,18 @@ the slow part (a large write took a minute), run outside it, so another
 agent's search is not kept waiting behind them. A record that another write
 stored meanwhile is found again under the lock and skipped.
 
+That slow part runs through ``slow`` (``lodviz.yielding``: in a thread of
+lower priority, so that a search sharing the machine's cores goes first).
+
 Handed the store, its models (``lodviz.models``), the lookup of one memory,
-who acts when a call names nobody, and the memory's lock.
+who acts when a call names nobody, the memory's lock and how the slow part runs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any
+from typing import Any, TypeVar
 
 from lodviz.ingest import pipeline
 from lodviz.ingest.inputs import MemoryInput, parse_record
@@ -30,17 +33,25 @@ from lodviz.records import AuditEvent, MemoryRecord
 from lodviz.result import IngestReport
 from lodviz.store.base import Store
 
+T = TypeVar("T")
+
+
+def _directly(call: Callable[[], T]) -> T:
+    return call()
+
 
 class Writer:
     """The write path of one store."""
 
     def __init__(self, store: Store, models: Models, get: Callable[[int], MemoryRecord], actor: Callable[[], str],
-                 hold: Callable[[], AbstractContextManager[Any]] = nullcontext) -> None:
+                 hold: Callable[[], AbstractContextManager[Any]] = nullcontext,
+                 slow: Callable[[Callable[[], Any]], Any] = _directly) -> None:
         self._store = store
         self._models = models
         self._get = get
         self._actor = actor
         self._hold = hold
+        self._slow = slow
 
     def add(self, text: str, fields: dict[str, Any]) -> int:
         """Store one memory; its id (the existing id if it is a duplicate)."""
@@ -109,7 +120,9 @@ class Writer:
             return [], len(batch)
         models = self._models
         # Outside the lock: the slow part.
-        rows, vectors = pipeline.prepare(fresh, models.compressor, models.embedder, models.embed_field, models.window_counter())
+        rows, vectors = self._slow(
+            lambda: pipeline.prepare(fresh, models.compressor, models.embedder, models.embed_field, models.window_counter())
+        )
         with self._hold():
             stored_meanwhile = self._store.existing_hashes([h for _, h in fresh])
             if stored_meanwhile:  # another write stored some of these while this one embedded them
