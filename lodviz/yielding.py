@@ -61,14 +61,16 @@ class Yielding:
             self._calls.put((lambda: context.run(call), done))
         return done.result()  # type: ignore[return-value]
 
-    def close(self, timeout: float = 10.0) -> None:
-        """End the thread once the call it runs, if any, has returned."""
+    def close(self, timeout: float = 0.0) -> None:
+        """End the thread once the call it runs, if any, has returned; wait up to ``timeout`` seconds for
+        that. A stopping server does not wait: its caller is waiting for that call's answer anyway."""
         with self._guard:
             thread, self._thread = self._thread, None
             if thread is None:
                 return
             self._calls.put(None)
-        thread.join(timeout)
+        if timeout > 0:
+            thread.join(timeout)
 
     def _serve(self) -> None:
         self.lowered = _lower_priority(self._niceness)

@@ -62,7 +62,7 @@ def test_close_ends_the_thread():
     worker = Yielding()
     worker.run(lambda: None)
     before = {t.name for t in threading.enumerate()}
-    worker.close()
+    worker.close(timeout=10)
     assert "lodviz-write" in before
     assert "lodviz-write" not in {t.name for t in threading.enumerate()}
 

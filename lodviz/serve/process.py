@@ -29,8 +29,9 @@ from lodviz.serve import registry
 from lodviz.serve.app import DEFAULT_HOST, LodvizServer
 
 DEFAULT_PORT = 8050
-#: How long a stopping server waits for its warm-up thread to end once the store is closed under it.
-SETTLE_JOIN_TIMEOUT = 10.0
+#: How long a stopping server waits for its warm-up thread to end once the store is closed under it
+#: (a SIGTERM must end the process within 2 s).
+SETTLE_JOIN_TIMEOUT = 0.5
 
 log = logging.getLogger("lodviz.serve")
 
@@ -141,6 +142,7 @@ def serve(
     if settle_heap:
         # Before any thread of ours: the warm-up's freed memory is then the workers' too (lodviz.runtime).
         runtime.share_heap()
+    settling: threading.Thread | None = None
     try:
         real_port = sock.getsockname()[1]
         url = _url(host, real_port)
@@ -155,7 +157,6 @@ def serve(
         )
         server: uvicorn.Server | None = None
         app: LodvizServer | None = None
-        settling: threading.Thread | None = None
         try:
             if auth and not any(t.revoked_at is None for t in mem.tokens()):
                 raise ServeError("--auth is on but the store has no live token; create one first: `lodviz token create NAME --role admin`.")
