@@ -12,8 +12,9 @@ install:
 demo: install
 	lodviz demo
 
-test-deps: install
-	$(PIP) -e ".[test]"
+test-deps:
+	$(PIP) torch==2.13.0
+	$(PIP) -e ".[test]"  # the package and what its tests need, in one install
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
 
 lint:
