@@ -154,6 +154,17 @@ def run(turns: int, kind: str = "turns", vectors_to: str | None = None, threads:
         return model_embed(batch)
 
     embedder.embed = counted  # type: ignore[method-assign,assignment]  # this instance only
+    model_spans = getattr(embedder, "embed_with_spans", None)
+    if model_spans is not None:  # the one pass over a text and its sentences (lodviz.ingest.pooling)
+
+        def counted_spans(batch: list[str], spans: Any) -> Any:
+            embedded["calls"] += 1
+            embedded["texts"] += len(batch)
+            embedded["chars"] += sum(len(t) for t in batch)
+            seen.extend(batch)
+            return model_spans(batch, spans)
+
+        embedder.embed_with_spans = counted_spans  # type: ignore[method-assign]
     start, cpu = time.perf_counter(), time.process_time()
     if kind == "turns":
         records = [r for p in paths for r in read_path(p).records]
@@ -162,6 +173,8 @@ def run(turns: int, kind: str = "turns", vectors_to: str | None = None, threads:
         report = mem.add_many(given, batch_size=256)
     full, full_cpu = time.perf_counter() - start, time.process_time() - cpu
     embedder.embed = model_embed  # type: ignore[method-assign]
+    if model_spans is not None:
+        embedder.embed_with_spans = model_spans  # type: ignore[method-assign]
     embedded["tokens"] = model_tokens(embedder, seen)
     added = len(report.added)
     store = mem._store

@@ -1,8 +1,9 @@
 """Compressors: one text in, a summary (about 20% of its length) and a headline out.
 
 Compression happens once, at write time. The default runs offline with no LLM:
-it splits the text into sentences, embeds them with the store's embedding
-model, and keeps the most central ones (closest to the text's mean sentence
+it splits the text into sentences, gives them vectors from the store's
+embedding model (pooled from the text's own pass when the write pipeline has
+one, ``lodviz.ingest.pooling``; else embedded alone), and keeps the most central ones (closest to the text's mean sentence
 vector), after the lead sentence, in their original order until the summary
 reaches its share of the length; the headline is the lead sentence, shortened
 at a clause boundary to about 22 words. Texts shorter than
@@ -29,6 +30,14 @@ class Compressed:
 
 class Compressor(Protocol):
     def compress(self, texts: Sequence[str]) -> list[Compressed]: ...
+
+
+class RanksSentences(Protocol):
+    """A compressor that ranks sentences by their vectors, and takes them from its caller if it has them."""
+
+    def sentence_spans(self, texts: Sequence[str]) -> list[list[tuple[int, int]]]: ...
+
+    def compress(self, texts: Sequence[str], sentence_vectors: Sequence[np.ndarray | None] | None = None) -> list[Compressed]: ...
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"”')\]]*\s+(?=[\"“'(\[]?[A-Z0-9@#$£€])")
@@ -164,26 +173,59 @@ class ExtractiveCompressor:
         self.short_threshold = short_threshold
         self.headline_words = headline_words
 
-    def compress(self, texts: Sequence[str]) -> list[Compressed]:
+    def sentence_spans(self, texts: Sequence[str]) -> list[list[tuple[int, int]]]:
+        """Per text, where the sentences it ranks lie in it (character offsets); [] for a text that
+        ranks none, or whose sentences are not verbatim pieces of it (a merged abbreviation's spaces)."""
+        out: list[list[tuple[int, int]]] = []
+        for text in texts:
+            _, _, _, sentences = self._parts(text.strip())
+            if not self._ranks(text, sentences):
+                out.append([])
+                continue
+            spans: list[tuple[int, int]] = []
+            at = 0
+            for sentence in sentences:
+                start = text.find(sentence, at)
+                if start < 0:
+                    spans = []
+                    break
+                spans.append((start, start + len(sentence)))
+                at = start + len(sentence)
+            out.append(spans)
+        return out
+
+    def compress(self, texts: Sequence[str], sentence_vectors: Sequence[np.ndarray | None] | None = None) -> list[Compressed]:
+        """Summary and headline of each text. ``sentence_vectors``: per text, the vectors of the sentences
+        of ``sentence_spans`` if the caller has them (pooled from the text's own pass: ``lodviz.ingest.pooling``),
+        or None; the others are embedded here."""
         parts = [self._parts(text.strip()) for text in texts]
-        # One embedding call for every sentence of the batch that needs ranking;
+        given = list(sentence_vectors) if sentence_vectors is not None else [None] * len(texts)
+        blocks: dict[int, np.ndarray] = {}
+        for i, (_, _, _, sentences) in enumerate(parts):
+            block = given[i]
+            if block is not None and len(block) == len(sentences) and self._ranks(texts[i], sentences):
+                blocks[i] = block
+        # One embedding call for every other sentence of the batch that needs ranking;
         # a short text needs none.
-        needs = [i for i, (_, _, _, sentences) in enumerate(parts) if len(sentences) > 1 and len(texts[i].strip()) > self.short_threshold]
+        needs = [i for i, (_, _, _, sentences) in enumerate(parts) if i not in blocks and self._ranks(texts[i], sentences)]
         flat = [sentence for i in needs for sentence in parts[i][3]]
         vectors = self.embedder.embed(flat) if flat else np.zeros((0, 1), dtype=np.float32)
-        ranked: dict[int, np.ndarray] = {}
         position = 0
         for i in needs:
             n = len(parts[i][3])
-            block = vectors[position : position + n]
+            blocks[i] = vectors[position : position + n]
             position += n
-            ranked[i] = np.argsort(-(block @ block.mean(axis=0)), kind="stable")
+        ranked = {i: np.argsort(-(block @ block.mean(axis=0)), kind="stable") for i, block in blocks.items()}
         out = []
         for i, text in enumerate(texts):
             label, title, body, sentences = parts[i]
             order = ranked.get(i, np.arange(len(sentences)))
             out.append(self._compress_one(text.strip(), label, title, sentences, order))
         return out
+
+    def _ranks(self, text: str, sentences: Sequence[str]) -> bool:
+        # Only a longer text of several sentences has sentences to rank.
+        return len(sentences) > 1 and len(text.strip()) > self.short_threshold
 
     @staticmethod
     def _parts(text: str) -> tuple[str, str, str, list[str]]:

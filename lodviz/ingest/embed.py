@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from lodviz.errors import EmbedderUnavailable
+from lodviz.ingest.pooling import pool_spans
 
 log = logging.getLogger("lodviz.embed")
 
@@ -124,6 +125,42 @@ class SentenceTransformerEmbedder:
             show_progress_bar=False,
         )
         return np.asarray(vectors, dtype=np.float32)
+
+    def embed_with_spans(self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]]) -> tuple[np.ndarray, list[np.ndarray | None]]:
+        """The texts' vectors, exactly as ``embed`` gives them, and per text the unit vectors of its
+        character ``spans`` pooled from the same pass (``lodviz.ingest.pooling``).
+
+        None for a text whose spans the pass cannot place: no spans asked, a span
+        with no token inside, a span past what the model read (a text longer
+        than its window), or a tokenizer without character offsets.
+        """
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32), []
+        import torch
+
+        model = self.model
+        # normalize_embeddings=False, then the same normalisation encode applies: bit for bit embed's vectors.
+        outputs = model.encode(list(texts), output_value=None, batch_size=self.batch_size, convert_to_numpy=False,
+                               normalize_embeddings=False, show_progress_bar=False)
+        vectors = torch.nn.functional.normalize(torch.stack([o["sentence_embedding"] for o in outputs]), p=2, dim=1)
+        pooled: list[np.ndarray | None] = [None] * len(texts)
+        wanted = [i for i, asked in enumerate(spans) if len(asked)]
+        if wanted:
+            try:
+                read = model.tokenizer([texts[i] for i in wanted], return_offsets_mapping=True, truncation=True, max_length=self.max_tokens)
+            except (NotImplementedError, TypeError, ValueError) as exc:  # a slow tokenizer has no offsets
+                log.debug("no character offsets from the tokenizer: %s", exc)
+                wanted = []
+            for j, i in enumerate(wanted):
+                out = outputs[i]
+                length = int(out["attention_mask"].sum())
+                ids, offsets = read["input_ids"][j], np.asarray(read["offset_mapping"][j], dtype=np.int64)
+                if out["input_ids"][:length].tolist() != list(ids):  # not the tokens the model read
+                    continue
+                if max(stop for _, stop in spans[i]) > int(offsets[:, 1].max()):  # past the model's window
+                    continue
+                pooled[i] = pool_spans(out["token_embeddings"][:length].float().numpy(), offsets, spans[i])
+        return np.asarray(vectors.float().numpy(), dtype=np.float32), pooled
 
     def __repr__(self) -> str:
         return f"SentenceTransformerEmbedder({self.name!r})"

@@ -4,23 +4,41 @@ Compression, the choice of what to embed, embedding, a long memory's passages
 (``lodviz.passages``: cut from its own text, embedded with the same model),
 and the conflict candidates of a batch. ``Memory`` runs it for the records
 whose content hash is new and hands the rows to its store in one transaction.
+
+A text the model reads whole is read once: its vector and the vectors of the
+sentences the compressor ranks come from the same pass (``compress_and_embed``,
+``lodviz.ingest.pooling``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from typing import cast
 
 import numpy as np
 
 from lodviz import conflicts as conflict_rules
 from lodviz import passages as cutting
 from lodviz import scoring
-from lodviz.ingest.compress import Compressor
+from lodviz.ingest.compress import Compressed, Compressor, RanksSentences
 from lodviz.ingest.embed import Embedder
 from lodviz.ingest.inputs import MemoryInput
 from lodviz.records import Columns, ConflictLink, MemoryRecord, NewMemory, Passages
 from lodviz.tokens import TokenCounter
+
+
+def fits_window(texts: Sequence[str], embedder: Embedder, window_counter: TokenCounter | None) -> list[bool]:
+    """Per text, whether the model reads it whole (its window, less its two special tokens).
+
+    ``window_counter`` counts in the model's tokens (None: about three characters a token).
+    """
+    window = int(getattr(embedder, "max_tokens", 256)) - 2
+    if window_counter is not None:
+        lengths = window_counter.count_many(list(texts))
+    else:
+        lengths = np.fromiter((len(t) // 3 for t in texts), dtype=np.int64, count=len(texts))
+    return [bool(n <= window) for n in lengths]
 
 
 def texts_to_embed(texts: Sequence[str], summaries: Sequence[str], embed_field: str, embedder: Embedder, window_counter: TokenCounter | None) -> list[str]:
@@ -29,19 +47,47 @@ def texts_to_embed(texts: Sequence[str], summaries: Sequence[str], embed_field: 
     "auto" embeds the full text where the model reads it whole and the
     summary where the model would cut the text short: a truncated text's
     vector says nothing of what comes after the cut, while the summary covers
-    it all. ``window_counter`` counts in the model's tokens (None: about three
-    characters a token).
+    it all.
     """
     if embed_field == "summary":
         return list(summaries)
     if embed_field == "full":
         return list(texts)
-    window = int(getattr(embedder, "max_tokens", 256)) - 2  # the model adds two special tokens
-    if window_counter is not None:
-        lengths = window_counter.count_many(list(texts))
-    else:
-        lengths = np.fromiter((len(t) // 3 for t in texts), dtype=np.int64, count=len(texts))
-    return [text if n <= window else summary for text, summary, n in zip(texts, summaries, lengths)]
+    whole = fits_window(texts, embedder, window_counter)
+    return [text if fits else summary for text, summary, fits in zip(texts, summaries, whole)]
+
+
+def compress_and_embed(
+    texts: Sequence[str], compressor: Compressor, embedder: Embedder, embed_field: str, window_counter: TokenCounter | None
+) -> tuple[list[Compressed], np.ndarray]:
+    """Each text's summary and headline, and its memory's vector (``texts_to_embed``).
+
+    With a model that pools spans (``embed_with_spans``) and a compressor that
+    ranks sentences (``RanksSentences``), the texts embedded whole are embedded
+    first, once: their own vectors and their sentences' vectors come from that
+    one pass (``lodviz.ingest.pooling``); only the texts too long for the
+    window embed their summaries, after compression. Their vectors are the
+    ones ``embed`` gives. Otherwise: compress (which embeds the sentences it
+    ranks), then embed what each memory keeps.
+    """
+    pooling = getattr(embedder, "embed_with_spans", None)
+    ranks = getattr(compressor, "sentence_spans", None)
+    if pooling is None or ranks is None or embed_field == "summary":
+        compressed = compressor.compress(texts)
+        return compressed, embedder.embed(texts_to_embed(texts, [c.summary for c in compressed], embed_field, embedder, window_counter))
+    whole = [i for i, fits in enumerate(fits_window(texts, embedder, window_counter)) if fits or embed_field == "full"]
+    spans = ranks(texts)
+    own, pooled = pooling([texts[i] for i in whole], [spans[i] for i in whole])
+    sentence_vectors: list[np.ndarray | None] = [None] * len(texts)
+    for j, i in enumerate(whole):
+        sentence_vectors[i] = pooled[j]
+    compressed = cast(RanksSentences, compressor).compress(texts, sentence_vectors=sentence_vectors)
+    rest = sorted(set(range(len(texts))) - set(whole))
+    vectors = np.zeros((len(texts), own.shape[1] if len(whole) else embedder.dimension), dtype=np.float32)
+    vectors[whole] = own
+    if rest:
+        vectors[rest] = embedder.embed([compressed[i].summary for i in rest])
+    return compressed, vectors
 
 
 def prepare(
@@ -53,9 +99,7 @@ def prepare(
 ) -> tuple[list[NewMemory], np.ndarray]:
     """Compress and embed new records (each with its content hash), and cut and embed the passages of the
     long ones: the rows to insert and their vectors."""
-    compressed = compressor.compress([r.text for r, _ in fresh])
-    to_embed = texts_to_embed([r.text for r, _ in fresh], [c.summary for c in compressed], embed_field, embedder, window_counter)
-    vectors = embedder.embed(to_embed)
+    compressed, vectors = compress_and_embed([r.text for r, _ in fresh], compressor, embedder, embed_field, window_counter)
     spans, passage_vectors = embed_passages([r.text for r, _ in fresh], embedder)
     now = datetime.now(UTC)
     rows = [
@@ -166,4 +210,4 @@ def conflict_links(
     return links
 
 
-__all__ = ["prepare", "texts_to_embed", "embed_passages", "conflict_links"]
+__all__ = ["prepare", "compress_and_embed", "fits_window", "texts_to_embed", "embed_passages", "conflict_links"]
