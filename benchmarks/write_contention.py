@@ -9,7 +9,8 @@ One process, a copy of the bundled sample store, the bundled model, one
 among the app, the MCP workers and the API). Timed, in the same run:
 
 * **idle**: legal-review's search (its profile, its 2,000-token budget,
-  ``render()`` included) back to back, with nothing else running;
+  ``render()`` included) back to back, with nothing else running, before the
+  write and again after it (the two pooled: the ratio's baseline);
 * **during the write**: research's ``Memory.write`` of one text of about
   ``--mb`` megabytes (the sample sources' texts joined, so it is long and cut
   into passages) in a thread, and legal-review's same search back to back
@@ -98,11 +99,15 @@ def measure(megabytes: float, idle_runs: int) -> dict[str, Any]:
         while not done.is_set():
             during.append(search())
         writer.join()
-        idle_p50 = statistics.median(idle)
+        # Idle again once the write is done: a machine whose load drifts moves both ends alike.
+        idle_after = [search() for _ in range(idle_runs)]
+        idle_p50 = statistics.median(idle + idle_after)
         return {
             "bytes": len(text.encode()),
             "write_seconds": wrote["seconds"],
-            "idle": stats(idle),
+            "idle": stats(idle + idle_after),
+            "idle_before": stats(idle),
+            "idle_after": stats(idle_after),
             "during_write": stats(during),
             "ratio_p50": statistics.median(during) / idle_p50 if during else None,
             "longest_wait_ms": max(during) * 1000 if during else None,
@@ -116,7 +121,8 @@ def measure(megabytes: float, idle_runs: int) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=1.0, help="the write's size in megabytes (default 1)")
-    parser.add_argument("--idle-runs", type=int, default=30, help="searches timed with nothing else running (default 30)")
+    parser.add_argument("--idle-runs", type=int, default=100,
+                        help="searches timed with nothing else running, before the write and again after it (default 100 each)")
     parser.add_argument("--name", default="write-contention", help="results file name (benchmarks/results/NAME.json)")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
