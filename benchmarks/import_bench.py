@@ -146,11 +146,14 @@ def run(turns: int, kind: str = "turns", vectors_to: str | None = None, threads:
     seen: list[str] = []  # every text the model was handed, its tokens counted after the timing
     model_embed = embedder.embed
 
-    def counted(batch: list[str]) -> Any:
+    def note(batch: list[str]) -> None:
         embedded["calls"] += 1
         embedded["texts"] += len(batch)
         embedded["chars"] += sum(len(t) for t in batch)
         seen.extend(batch)
+
+    def counted(batch: list[str]) -> Any:
+        note(batch)
         return model_embed(batch)
 
     embedder.embed = counted  # type: ignore[method-assign,assignment]  # this instance only
@@ -158,10 +161,7 @@ def run(turns: int, kind: str = "turns", vectors_to: str | None = None, threads:
     if model_spans is not None:  # the one pass over a text and its sentences (lodviz.ingest.pooling)
 
         def counted_spans(batch: list[str], spans: Any) -> Any:
-            embedded["calls"] += 1
-            embedded["texts"] += len(batch)
-            embedded["chars"] += sum(len(t) for t in batch)
-            seen.extend(batch)
+            note(batch)
             return model_spans(batch, spans)
 
         embedder.embed_with_spans = counted_spans  # type: ignore[method-assign]

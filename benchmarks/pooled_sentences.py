@@ -18,15 +18,23 @@ way, so pooling adds only its own arithmetic). One torch thread. Results go to
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.append(str(REPO))
+
+
+def report(result: dict[str, Any]) -> str:
+    cosine, cpu, placed = result["cosine_to_alone"], result["cpu_seconds"], result["pooled"]
+    return (f"{placed} of {result['ranked_and_read_whole']} ranked texts pooled; same summary {result['same_summary']}/{placed}, "
+            f"same ranking {result['same_ranking']}/{placed}; cosine to alone min {cosine['min']:.3f} p5 {cosine['p5']:.3f} "
+            f"mean {cosine['mean']:.3f}; CPU s: texts with spans {cpu['texts_with_spans']:.1f}, texts bare {cpu['texts_bare']:.1f}, "
+            f"sentences alone {cpu['sentences_alone']:.1f}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,12 +46,13 @@ def main(argv: list[str] | None = None) -> int:
     import numpy as np
     import torch
 
-    from benchmarks import synth
+    from benchmarks import measure, synth
     from lodviz.ingest import pipeline
     from lodviz.ingest.compress import ExtractiveCompressor
     from lodviz.ingest.embed import SentenceTransformerEmbedder
 
     torch.set_num_threads(1)
+    started = time.perf_counter()
     embedder = SentenceTransformerEmbedder()
     compressor = ExtractiveCompressor(embedder)
     texts = [r["text"] for r in synth.sample_texts()]
@@ -79,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         by_pool = compressor.compress([texts[i]], sentence_vectors=[block])[0]
         same_summary += by_alone.summary == by_pool.summary
         same_order += list(np.argsort(-(alone @ alone.mean(0)), kind="stable")) == list(np.argsort(-(block @ block.mean(0)), kind="stable"))
-    result = {
+    result: dict[str, Any] = {
         "command": " ".join(["python", *sys.argv]),
         "started_at": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         "texts": len(texts),
@@ -91,12 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         "cosine_to_alone": {"min": float(np.min(cosines)), "p5": float(np.percentile(cosines, 5)), "mean": float(np.mean(cosines))},
         "cpu_seconds": {"texts_with_spans": with_spans, "texts_bare": bare, "sentences_alone": alone_seconds},
     }
-    out = REPO / "benchmarks" / "results" / f"{args.name}.json"
-    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"{placed} of {len(ranked)} ranked texts pooled; same summary {same_summary}/{placed}, same ranking {same_order}/{placed}; "
-          f"cosine to alone min {result['cosine_to_alone']['min']:.3f} p5 {result['cosine_to_alone']['p5']:.3f} mean {result['cosine_to_alone']['mean']:.3f}; "
-          f"CPU s: texts with spans {with_spans:.1f}, texts bare {bare:.1f}, sentences alone {alone_seconds:.1f}")
-    print(f"written {out}")
+    measure.write_results(result, started, str(REPO / "benchmarks" / "results"), args.name, report)
     return 0
 
 

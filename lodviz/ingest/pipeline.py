@@ -75,15 +75,16 @@ def compress_and_embed(
     if pooling is None or ranks is None or embed_field == "summary":
         compressed = compressor.compress(texts)
         return compressed, embedder.embed(texts_to_embed(texts, [c.summary for c in compressed], embed_field, embedder, window_counter))
-    whole = [i for i, fits in enumerate(fits_window(texts, embedder, window_counter)) if fits or embed_field == "full"]
+    read_whole = [fits or embed_field == "full" for fits in fits_window(texts, embedder, window_counter)]
+    whole = [i for i, yes in enumerate(read_whole) if yes]
+    rest = [i for i, yes in enumerate(read_whole) if not yes]
     spans = ranks(texts)
     own, pooled = pooling([texts[i] for i in whole], [spans[i] for i in whole])
     sentence_vectors: list[np.ndarray | None] = [None] * len(texts)
     for j, i in enumerate(whole):
         sentence_vectors[i] = pooled[j]
     compressed = cast(RanksSentences, compressor).compress(texts, sentence_vectors=sentence_vectors)
-    rest = sorted(set(range(len(texts))) - set(whole))
-    vectors = np.zeros((len(texts), own.shape[1] if len(whole) else embedder.dimension), dtype=np.float32)
+    vectors = np.zeros((len(texts), own.shape[1]), dtype=np.float32)  # (0, dimension) when no text is read whole
     vectors[whole] = own
     if rest:
         vectors[rest] = embedder.embed([compressed[i].summary for i in rest])
