@@ -18,6 +18,11 @@ Systems, each asked for k = 1,000:
   (who sees every memory) with ``synth.StubEmbedder`` handing back the query
   vector: the whole search (top-k, scoring, texts, tiers); ``lodviz top-k`` is its
   ``Store.nearest`` part alone, timed inside the same search (``Spans``);
+* ``lodviz ivf search`` and ``lodviz ivf top-k``: the same, on a copy of the store
+  set to its inverted-file index (``lodviz index ivf``, ``lodviz.ivf``), built in
+  the run with ``Memory.set_vector_index("ivf", rebuild=True)``; its recall is that
+  of ``Store.nearest`` against the exact answer, its setting the nprobe the
+  build measured on the store's own rows (nothing tuned on these queries);
 * ``numpy exact``: ``store_bench.numpy_topk`` over the row-major copy;
 * ``faiss HNSW``: ``IndexHNSWFlat`` (M 32, efConstruction 128, inner product),
   efSearch raised from 1,000 until the mean recall@1000 of the tuning queries is
@@ -46,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -256,6 +262,11 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
     queries, tuning = timed_q[: args.queries], timed_q[args.queries :]
     texts = {p: [f"anchors pass {p} query {i}" for i in range(len(queries))] for p in range(args.passes * len(args.threads) + 1)}
     stub = synth.StubEmbedder({t: queries[i] for ts in texts.values() for i, t in enumerate(ts)})
+    ivf_path = workdir / f"anchors-{n}-{args.seed}-ivf.duckdb"
+    if not args.no_ivf:  # copied while no process has the store open
+        for suffix in ("", ".matrix", ".wal"):
+            if Path(f"{path}{suffix}").exists():
+                shutil.copy(f"{path}{suffix}", f"{ivf_path}{suffix}")
     runtime.share_heap()
     mem = lodviz.open(str(path), embedder=stub, warm=True)
     mem.wait_warm()
@@ -268,7 +279,23 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
     lodviz_rows = [mem._store.nearest(q, K)[0] for q in queries]
     out["lodviz_topk_recall_mean"] = float(np.mean([recall(r, e) for r, e in zip(lodviz_rows, exact)]))
 
+    ivf_mem = None
+    if not args.no_ivf:
+        # A copy of the store, set to its inverted-file index: the exact store stays exact beside it.
+        ivf_mem = lodviz.open(str(ivf_path), embedder=stub, warm=True)
+        ivf_mem.wait_warm()
+        log("building lodviz's ivf index")
+        out["ivf_index"] = ivf_mem.set_vector_index("ivf", rebuild=True)
+        ivf_rows = [ivf_mem._store.nearest(q, K)[0] for q in queries]
+        if ivf_mem._store.last_nearest != "ivf":
+            raise SystemExit(f"the ivf store searched by {ivf_mem._store.last_nearest}: {out['ivf_index']}")
+        ivf_recalls = [recall(r, e) for r, e in zip(ivf_rows, exact)]
+        out["lodviz_ivf_recall_mean"], out["lodviz_ivf_recall_min"] = float(np.mean(ivf_recalls)), float(np.min(ivf_recalls))
+
     indexes, builds = build_anchors(x, skip, args.build_threads)
+    if ivf_mem is not None:
+        facts = out["ivf_index"]
+        builds["lodviz ivf search"] = {"build_seconds": facts["seconds"], "index_bytes": facts["bytes"]}
     out["builds"] = builds
     out["peak_rss_gib_after_builds"] = gib(peak_rss_bytes())
     settings: dict[str, dict[str, Any]] = {}
@@ -281,6 +308,8 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
 
     spans = Spans()
     spans.wrap(mem._store, "nearest")
+    if ivf_mem is not None:
+        spans.wrap(ivf_mem._store, "nearest", "ivf nearest")
     runs: dict[str, Any] = {}
     text_pass = 0
     for threads in args.threads:
@@ -288,19 +317,23 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
         fns: dict[str, Callable[[np.ndarray], Any]] = {
             name: searcher(name, indexes[name], settings[name]["setting"], threads) for name in indexes
         }
-        names = ["lodviz search", "numpy exact", *fns]
-        series: dict[str, list[float]] = {name: [] for name in [*names, "lodviz top-k"]}
+        ours = ["lodviz search", *(["lodviz ivf search"] if ivf_mem is not None else [])]
+        names = [*ours, "numpy exact", *fns]
+        parts = ["lodviz top-k", *(["lodviz ivf top-k"] if ivf_mem is not None else [])]
+        series: dict[str, list[float]] = {name: [] for name in [*names, *parts]}
         recalls: dict[str, list[float]] = {name: [] for name in fns}
 
         def one(name: str, i: int, text: str, record: bool) -> None:
             q = queries[i]
-            if name == "lodviz search":
+            if name in ("lodviz search", "lodviz ivf search"):
+                ivf = name == "lodviz ivf search"
                 spans.take()
                 t0 = time.perf_counter()
-                mem.search(text, k=K, touch=False)
+                (ivf_mem if ivf and ivf_mem is not None else mem).search(text, k=K, touch=False)
                 t = time.perf_counter() - t0
                 if record:
-                    series["lodviz top-k"].append(spans.take().get("nearest", 0.0))
+                    taken = spans.take()
+                    series["lodviz ivf top-k" if ivf else "lodviz top-k"].append(taken.get("ivf nearest" if ivf else "nearest", 0.0))
             elif name == "numpy exact":
                 t0 = time.perf_counter()
                 store_bench.numpy_topk(x, q, K)
@@ -329,9 +362,18 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
                 text_pass += 1
         summary = {name: stats(s) for name, s in series.items()}
         lodviz_p50 = summary["lodviz search"]["p50_ms"]
-        for name in names[1:] + ["lodviz top-k"]:
+        for name in names[1:] + parts:
             summary[name]["lodviz_over"] = lodviz_p50 / summary[name]["p50_ms"]
             summary[name]["lodviz_over_paired_p50"] = float(np.median(np.asarray(series["lodviz search"]) / np.asarray(series[name])))
+        if ivf_mem is not None:
+            for name in ("lodviz ivf search", "lodviz ivf top-k"):
+                summary[name]["recall_mean"] = out["lodviz_ivf_recall_mean"]
+                summary[name]["recall_min"] = out["lodviz_ivf_recall_min"]
+                summary[name]["setting"] = f"nprobe {out['ivf_index']['nprobe']} (measured at build)"
+            for name in [*fns, "numpy exact"]:
+                for ours_name in ("lodviz ivf search", "lodviz ivf top-k"):
+                    key = "ivf_search_over" if ours_name == "lodviz ivf search" else "ivf_topk_over"
+                    summary[name][key] = summary[ours_name]["p50_ms"] / summary[name]["p50_ms"]
         for name in fns:
             summary[name]["recall_mean"] = float(np.mean(recalls[name]))
             summary[name]["recall_min"] = float(np.min(recalls[name]))
@@ -343,12 +385,17 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
             "fastest_anchor_at_target": fastest,
             "lodviz_within_fastest": (lodviz_p50 <= qualified[fastest]) if fastest else None,
         }
+        if ivf_mem is not None and fastest:
+            runs[str(threads)]["lodviz_ivf_search_within_fastest"] = summary["lodviz ivf search"]["p50_ms"] <= qualified[fastest]
+            runs[str(threads)]["lodviz_ivf_topk_within_fastest"] = summary["lodviz ivf top-k"]["p50_ms"] <= qualified[fastest]
     out["search"] = runs
     out["peak_rss_gib"] = gib(peak_rss_bytes())
     pg = indexes.get("pgvector HNSW")
     if pg is not None:
         pg.close()
     mem.close()
+    if ivf_mem is not None:
+        ivf_mem.close()
     if not args.keep and not args.workdir:
         for f in workdir.iterdir():
             f.unlink()
@@ -360,8 +407,8 @@ def report(result: dict[str, Any]) -> str:
     lines = []
     for size in result["sizes"]:
         lines.append(f"\n{size['rows']:,} vectors, k = {K}")
-        lines.append("| system | threads | build s | index MiB | setting | recall mean | recall min | p50 ms | p90 ms | lodviz p50 / its p50 |")
-        lines.append("| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+        lines.append("| system | threads | build s | index MiB | setting | recall mean | recall min | p50 ms | p90 ms | lodviz p50 / its p50 | ivf search / ivf top-k p50 over its p50 |")
+        lines.append("| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
         for threads, run in size["search"].items():
             for name, s in run["series"].items():
                 b = size["builds"].get(name, {})
@@ -370,10 +417,12 @@ def report(result: dict[str, Any]) -> str:
                 rec = f"{s['recall_mean']:.4f}" if "recall_mean" in s else ("1" if name != "lodviz search" else "1 (top-k exact)")
                 rmin = f"{s['recall_min']:.3f}" if "recall_min" in s else ""
                 over = f"{s['lodviz_over']:.2f}" if "lodviz_over" in s else ""
+                ivf_over = f"{s['ivf_search_over']:.2f} / {s['ivf_topk_over']:.2f}" if "ivf_search_over" in s else ""
                 lines.append(f"| {name} | {threads} | {build} | {mib} | {s.get('setting', '')} | {rec} | {rmin} | "
-                             f"{s['p50_ms']:.2f} | {s['p90_ms']:.2f} | {over} |")
+                             f"{s['p50_ms']:.2f} | {s['p90_ms']:.2f} | {over} | {ivf_over} |")
             lines.append(f"fastest anchor at recall >= {TARGET} ({threads} thread(s)): {run['fastest_anchor_at_target']}; "
-                         f"lodviz within it: {run['lodviz_within_fastest']}")
+                         f"lodviz within it: {run['lodviz_within_fastest']}; ivf search within it: "
+                         f"{run.get('lodviz_ivf_search_within_fastest')}; ivf top-k within it: {run.get('lodviz_ivf_topk_within_fastest')}")
     return "\n".join(lines)
 
 
@@ -391,6 +440,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workdir", default=None)
     parser.add_argument("--reuse", action="store_true", help="use a store already in --workdir")
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--no-ivf", action="store_true", help="leave out lodviz's ivf index")
     parser.add_argument("--name", default="anchors-100k")
     args = parser.parse_args(argv)
     args.skip = [s.strip() for s in args.skip.split(",") if s.strip()]

@@ -669,6 +669,47 @@ def stats(session: CliContext, queries: tuple[str, ...], as_json: bool) -> None:
             )
 
 
+@cli.command("index")
+@click.argument("kind", required=False, type=click.Choice(["exact", "ivf"], case_sensitive=False))
+@click.option("--rebuild", is_flag=True, help="Build the ivf index again from the memories stored now.")
+@click.option("--json", "as_json", is_flag=True)
+@pass_session
+def index_command(session: CliContext, kind: str | None, rebuild: bool, as_json: bool) -> None:
+    """Show or choose how a search finds a query's nearest memories: exact (a scan) or ivf (an index).
+
+    ivf reads only the groups of memories nearest the query: at 1M memories a
+    few milliseconds instead of about a hundred, finding 99% of the exact
+    1,000 nearest (measured on the store when it is built; shown here).
+    """
+    mem = session.open(must_exist=True)
+    if kind is None and rebuild:
+        kind = mem.vector_index()["index"]
+    facts = mem.set_vector_index(kind.lower(), rebuild=rebuild) if kind else mem.vector_index()
+    if as_json:
+        _echo_json(facts)
+        return
+    _say(_index_line(facts))
+
+
+def _index_line(facts: dict[str, Any]) -> str:
+    if facts["index"] == "exact":
+        return f"exact: a search scans all {facts['memories']:,} memories."
+    if facts["index"] != "ivf":
+        return f"{facts['index']}: the store's own index."
+    if "covers" not in facts:
+        if facts["memories"] < facts.get("from", 0):
+            return f"ivf: chosen; {facts['memories']:,} memories are scanned exactly until the store holds {facts['from']:,}."
+        return "ivf: chosen; the index is made when the store is next opened to serve (or run `lodviz index ivf`)."
+    built = f", made in {facts['seconds']:.1f} s" if "seconds" in facts else ""
+    later = facts["memories"] - facts["covers"]
+    tail = f"; {later:,} written since are scanned exactly" if later > 0 else ""
+    size = f"; {facts['bytes'] / 2**20:,.0f} MiB in memory" if "bytes" in facts else "; kept beside the store, loaded when it is opened to serve"
+    return (
+        f"ivf: {facts['covers']:,} memories in {facts['lists']:,} groups, {facts['nprobe']:,} read per search; "
+        f"recall {facts['recall']:.3f} of the exact 1,000 nearest (measured on this store){tail}{size}{built}."
+    )
+
+
 @cli.group(invoke_without_command=True)
 @click.pass_context
 def agents(ctx: click.Context) -> None:

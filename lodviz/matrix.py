@@ -38,6 +38,7 @@ import numpy as np
 
 from lodviz import selection
 from lodviz.errors import InvalidParameters
+from lodviz.ivf import MIN_VISIBLE_SHARE, InvertedLists
 
 KINDS = ("float32", "float16", "int8")
 #: Candidates a compact scan hands to the exact rescoring, per result wanted.
@@ -218,6 +219,7 @@ class UnitRows:
         self.codes: np.ndarray | None = None
         self.scale: np.ndarray | None = None
         self.exact = self._allocate(capacity)
+        self._no_index()
 
     @classmethod
     def mapped(cls, kind: str, exact: np.ndarray, codes: np.ndarray | None, scale: np.ndarray | None) -> UnitRows:
@@ -228,7 +230,16 @@ class UnitRows:
         matrix._mapped = _MappedRows.over(exact) if matrix.compact else None
         matrix.codes, matrix.scale = (codes, scale) if matrix.compact else (None, None)
         matrix.exact = exact
+        matrix._no_index()
         return matrix
+
+    def _no_index(self) -> None:
+        #: The inverted-file index over the first rows (``lodviz.ivf``), if one was built and still holds.
+        self.index: InvertedLists | None = None
+        # While an index is built outside the store's lock: the rows changed meanwhile, and the
+        # first row rewritten wholesale (an index of the old rows would be wrong from there on).
+        self._edited: list[np.ndarray] | None = None
+        self._rewritten_from: int | None = None
 
     @property
     def compact(self) -> bool:
@@ -265,8 +276,14 @@ class UnitRows:
         self.exact = matrix
 
     def written(self, start: int, stop: int) -> None:
-        """Rows ``start:stop`` of ``exact`` were just written: bring the compact copy up to date."""
-        if not self.compact or stop <= start:
+        """Rows ``start:stop`` of ``exact`` were just written: bring the compact copy (and any index) up to date."""
+        if stop <= start:
+            return
+        if self.index is not None and start < self.index.covers:
+            self.index = None  # rows it holds were rewritten: rebuilt by the next warm-up
+        if self._edited is not None:
+            self._rewritten_from = start if self._rewritten_from is None else min(start, self._rewritten_from)
+        if not self.compact:
             return
         assert self.codes is not None
         if self.kind == "int8":
@@ -276,8 +293,14 @@ class UnitRows:
             self.codes[start:stop] = self.exact[start:stop]
 
     def written_at(self, rows: np.ndarray) -> None:
-        """``written`` for scattered rows."""
-        if not self.compact or not len(rows):
+        """``written`` for scattered rows (a forgotten memory's, zeroed): changed in the index too, in place."""
+        if not len(rows):
+            return
+        if self.index is not None:
+            self.index.update(np.atleast_1d(rows), self.exact[rows])
+        if self._edited is not None:
+            self._edited.append(np.atleast_1d(np.asarray(rows, dtype=np.int64)).copy())
+        if not self.compact:
             return
         assert self.codes is not None
         if self.kind == "int8":
@@ -285,6 +308,50 @@ class UnitRows:
             self.codes[rows], self.scale[rows] = quantize_int8(self.exact[rows])
         else:
             self.codes[rows] = self.exact[rows]
+
+    def index_begun(self) -> None:
+        """An index of the first rows is about to be built from them, outside the lock: note what changes meanwhile."""
+        self._edited, self._rewritten_from = [], None
+
+    def index_built(self, index: InvertedLists | None) -> bool:
+        """Take ``index`` (built since ``index_begun``), with the rows changed meanwhile changed in it too;
+        False, and no index, if rows it covers were rewritten meanwhile or none was built."""
+        edited, rewritten = self._edited or [], self._rewritten_from
+        self._edited, self._rewritten_from = None, None
+        if index is None or (rewritten is not None and rewritten < index.covers):
+            return False
+        for rows in edited:
+            index.update(rows, self.exact[rows])
+        self.index = index
+        return True
+
+    def nearest_indexed(
+        self, query: np.ndarray, k: int, visible: np.ndarray | None, n: int
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """``nearest`` from the index and an exact scan of the rows it does not cover, or None where the
+        index cannot answer: none, or a matrix prefix it outgrows, or an agent who sees too few rows
+        (their nearest are then found by the exact scan, since the probed groups would hold too few)."""
+        index = self.index
+        if index is None or n < index.covers:
+            return None
+        covered = visible[: index.covers] if visible is not None else None
+        if covered is not None:
+            seen = int(np.count_nonzero(covered))
+            if seen < MIN_VISIBLE_SHARE * index.covers:
+                return None
+            if seen == index.covers:
+                covered = None  # an auditor sees everything: no mask to gather
+        q = np.asarray(query, dtype=np.float32)
+        rows, sims = index.search(q, k, covered)
+        if n > index.covers:  # written since the index was built: scored exactly
+            tail = np.maximum(self.exact[index.covers : n] @ q, 0.0)
+            among = visible[index.covers : n] if visible is not None else None
+            best = selection.top_k(tail, k, among=among)
+            rows = np.concatenate([rows, best + index.covers])
+            sims = np.concatenate([sims, tail[best]]).astype(np.float32)
+            keep = selection.top_k(sims, k)
+            rows, sims = rows[keep], sims[keep]
+        return rows.astype(np.int64), sims.astype(np.float32)
 
     def release(self) -> None:
         """Let the exact rows' pages of a compact matrix go from the process (``_MappedRows.release``)."""

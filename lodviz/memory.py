@@ -28,6 +28,7 @@ import contextlib
 import functools
 import json
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
@@ -691,6 +692,48 @@ class Memory:
 
     def record_event(self, event: AuditEvent) -> None:
         self._store.record(event)
+
+    # -- the vector index ---------------------------------------------------------------
+
+    def vector_index(self) -> dict[str, Any]:
+        """What a search finds a query's nearest memories with, as ``{"index": ..., "memories": n, ...}``.
+
+        ``"exact"`` scans every memory. ``"ivf"`` (``lodviz.ivf``) reads the groups nearest the query;
+        for the index this process holds, ``covers`` (rows in it; later ones are scanned exactly),
+        ``lists``, ``nprobe`` (groups read per search), ``recall`` (of the exact 1,000 nearest,
+        measured when it was built) and ``bytes`` (its memory). ``held`` is False while this process
+        has not made it yet (a store under ``from`` memories never does); the facts are then those
+        the file beside the store keeps, if any (``kept``).
+        """
+        kind = self._store.vector_index()
+        facts: dict[str, Any] = {"index": kind, "memories": self._store.count()}
+        held = self._store.held_index()
+        if kind == "ivf":
+            facts["from"] = int(getattr(self._store, "INDEX_FROM", 0))
+            facts["held"] = held is not None
+        if held is not None:
+            facts.update(covers=held.covers, lists=held.nlist, nprobe=held.nprobe, recall=held.recall, bytes=held.nbytes)
+        elif kind == "ivf":
+            kept = self._store.kept_index()
+            facts["kept"] = kept is not None
+            facts.update(kept or {})
+        return facts
+
+    def set_vector_index(self, kind: str, *, rebuild: bool = False) -> dict[str, Any]:
+        """Search with ``kind`` from now on, in every process that opens this store; ``vector_index()`` after.
+
+        ``"ivf"`` is made now (read from the file beside the store when that matches, else built:
+        ~40 s for 1M memories here), ``rebuild`` builds it again whatever is kept; ``"exact"`` drops it.
+        A kind the store's backend lacks is refused (``InvalidParameters``).
+        """
+        self._store.set_vector_index(kind)
+        started = time.perf_counter()
+        made = self._store.build_index(force=rebuild)
+        self._pipeline.candidates.forget()  # candidate sets found the other way
+        facts = self.vector_index()
+        if made is not None:
+            facts["seconds"] = round(time.perf_counter() - started, 2)
+        return facts
 
     def agents(self) -> list[str]:
         """Every agent that wrote a memory, sorted."""

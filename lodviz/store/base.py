@@ -24,6 +24,7 @@ import numpy as np
 
 from lodviz import lexical, scoring, selection
 from lodviz.access import TokenRecord
+from lodviz.errors import InvalidParameters
 from lodviz.records import (  # re-exported: the backends speak in them
     AuditEvent,
     Columns,
@@ -181,6 +182,40 @@ class Store(abc.ABC):
         ids = state.ids[np.sort(rows)].tolist()
         texts = self.contents(ids, [2] * len(ids))  # 2: SUMMARY
         lexical.counts(["warm"], [texts[i][0] for i in ids])
+
+    #: The vector indexes this backend can search with (``set_vector_index``); "exact" scans every row.
+    VECTOR_INDEXES: tuple[str, ...] = ("exact",)
+
+    def vector_index(self) -> str:
+        """What the store searches with for a query's nearest: "exact" (a scan) or an index's name."""
+        return self.meta().get("vector_index", "exact")
+
+    def set_vector_index(self, kind: str) -> str:
+        """Keep ``kind`` as what the store searches with (for every process that opens it); returns it.
+
+        Refused with a clear message for a kind this backend does not have.
+        """
+        name = str(kind).strip().lower()
+        if name not in self.VECTOR_INDEXES:
+            raise InvalidParameters(
+                f"the vector index is one of {', '.join(self.VECTOR_INDEXES)} for this store, got {kind!r}."
+            )
+        if name != self.vector_index():
+            self.set_meta({"vector_index": name})
+        return name
+
+    def held_index(self) -> Any:
+        """The vector index this process holds now, if any (``lodviz.ivf.InvertedLists``)."""
+        return None
+
+    def kept_index(self) -> dict[str, Any] | None:
+        """What the vector index kept beside the store says of itself (``covers``, ``lists``, ``nprobe``,
+        ``recall``), read without loading it; None when none is kept."""
+        return None
+
+    def build_index(self, *, force: bool = False) -> Any:
+        """Make the vector index the store asks for, if it has one to make; None otherwise."""
+        return None
 
     def version(self) -> int | None:
         """A number that changes whenever ``state()``'s ages or counts do, so results derived from

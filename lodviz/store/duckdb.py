@@ -40,8 +40,9 @@ import numpy as np
 import pyarrow as pa
 
 from lodviz.errors import StoreError
+from lodviz.ivf import InvertedLists, Stopped
 from lodviz.matrix import UnitRows, parse_kind
-from lodviz.store import matrix_file
+from lodviz.store import index_file, matrix_file
 from lodviz.store.applier import Applier
 from lodviz.store.base import (
     TABLE_ORDER,
@@ -602,6 +603,11 @@ class DuckDBStore(SQLStore):
     MATRIX_FILE_FROM = 20_000
     #: The file is written again once the mirror holds this share of rows more than it does.
     MATRIX_FILE_SLACK = 0.05
+    #: With the "ivf" vector index, stores of at least this many memories search it (``build_index``);
+    #: below, an exact scan takes a few milliseconds anyway.
+    INDEX_FROM = 50_000
+    #: The index is built again once the rows written after it outnumber this share of those it covers.
+    INDEX_SLACK = 0.1
     #: Up to this many memories the texts in memory are Python strings (see ``texts.ShortTexts``).
     TEXTS_AS_OBJECTS = 2_000_000
     FULL_TEXTS_IN_MEMORY_COMPACT = 64_000_000
@@ -636,6 +642,8 @@ class DuckDBStore(SQLStore):
         self.matrix_rows_mapped = 0  # rows of the loaded matrix mapped from the matrix file (0: rebuilt)
         self._matrix_saved: int | None = None  # rows this process last wrote to the matrix file
         self._forgotten_while_saving: list[int] | None = None  # ids forgotten while ``save_matrix`` writes
+        self._index_building = threading.Lock()  # one build of the vector index at a time (``build_index``)
+        self._closing = threading.Event()  # a build in progress stops when the store closes
         self._version = 0  # see ``version``: grows with every change to the cached columns' ages and counts
         self._meta: dict[str, str] | None = None
         self._profiles: dict[str, dict[str, Any]] | None = None
@@ -878,6 +886,7 @@ class DuckDBStore(SQLStore):
     def warm(self) -> None:
         self._load()
         self.save_matrix()  # a rebuilt matrix, kept for the next open (outside the lock)
+        self.build_index()  # outside the lock too: tens of seconds at 1M memories when there is no file
         self._short_texts_aside()
         with self._lock:
             cache = self._load()
@@ -1070,6 +1079,94 @@ class DuckDBStore(SQLStore):
         self._matrix_saved = n
         return True
 
+    # -- the vector index (``lodviz.ivf``), kept beside the store (``lodviz.store.index_file``) --
+
+    VECTOR_INDEXES = ("exact", "ivf")
+
+    def _index_path(self) -> Path | None:
+        return None if self.path == ":memory:" else index_file.path_for(Path(self.path).expanduser())
+
+    def set_vector_index(self, kind: str) -> str:
+        kind = super().set_vector_index(kind)
+        if kind == "exact":
+            with self._lock:
+                if self._cache is not None:
+                    self._cache.matrix.index = None
+                path = self._index_path()
+                if path is not None:
+                    path.unlink(missing_ok=True)
+        return kind
+
+    def kept_index(self) -> dict[str, Any] | None:
+        path = self._index_path()
+        return index_file.facts(path) if path is not None and path.exists() else None
+
+    def held_index(self) -> InvertedLists | None:
+        with self._lock:
+            return self._cache.matrix.index if self._cache is not None else None
+
+    def build_index(self, *, force: bool = False) -> InvertedLists | None:
+        """The inverted-file index the store searches, made if the store keeps one ("ivf") and has none
+        or has outgrown it (``INDEX_SLACK``): read from the index file when that matches the store's rows,
+        else built (and the file written). None for an exact store or one under ``INDEX_FROM`` memories.
+
+        Made outside the store's lock (searches go on with the exact scan); rows forgotten meanwhile are
+        changed in it before it is used. ``force``: built from the rows whatever is held or kept.
+        """
+        with self._index_building:
+            with self._lock:
+                if self.vector_index() != "ivf":
+                    return None
+                cache = self._load()
+                matrix, n = cache.matrix, cache.n
+                if matrix.compact or matrix.dim == 0 or n < max(2, self.INDEX_FROM):
+                    return None
+                held = matrix.index
+                if held is not None and not force and n - held.covers <= n * self.INDEX_SLACK:
+                    return held
+                ids = cache.column("ids")[:n].copy()
+                rows = matrix.exact[:n]
+                matrix.index_begun()
+            path = self._index_path()
+            index: InvertedLists | None = None
+            fresh = False
+            try:
+                if path is not None and held is None and not force:
+                    index = index_file.load(path, rows, ids)
+                    if index is not None and n - index.covers > n * self.INDEX_SLACK:
+                        index = None  # outgrown: built again over every row
+                if index is None:
+                    index, fresh = InvertedLists.build(rows, stop=self._closing.is_set), True
+            except Stopped:
+                return None
+            finally:
+                with self._lock:
+                    taken = self._cache is cache and cache.matrix is matrix and matrix.index_built(index)
+            if not taken:
+                return None
+            if fresh and path is not None and not self.read_only:
+                self._save_index(path, index, ids[: index.covers])
+            return index
+
+    def _save_index(self, path: Path, index: InvertedLists, ids: np.ndarray) -> None:
+        try:
+            with _private_files(self._mask):
+                index_file.save(path, index, ids, self._mode)
+        except OSError as exc:  # upkeep only: the next open builds it again
+            log.warning("could not keep the vector index in %s: %s", path, exc)
+
+    def _forget_in_index_file(self) -> None:
+        """After a forget: the index file written again from the index, whose centroids no longer hold the
+        forgotten vector (``InvertedLists.update``), or removed if this process holds no index."""
+        path = self._index_path()
+        if path is None or not path.exists():
+            return
+        index = self._cache.matrix.index if self._cache is not None else None
+        if index is None or self.read_only or self._cache is None:
+            path.unlink(missing_ok=True)
+            return
+        self._save_index(path, index, self._cache.column("ids")[: index.covers])
+
     def version(self) -> int:
         # Only this connection writes the file, and every write it makes to the
         # columns' ages and counts goes through ``touch``/``insert``/``_load``.
@@ -1100,6 +1197,11 @@ class DuckDBStore(SQLStore):
             matrix = self._load().matrix
             n = len(vectors) if vectors is not None else self._load().n
         if not matrix.compact:
+            if matrix.index is not None and (vectors is None or _rows_of(vectors, matrix.exact)):
+                found = matrix.nearest_indexed(_unit(np.asarray(query, dtype=np.float32).reshape(1, -1))[0], k, visible, n)
+                if found is not None:
+                    self.last_nearest = "ivf"
+                    return found
             self.last_nearest = "scan"
             return super().nearest(query, k, visible, vectors)
         # A compact matrix: an approximate scan, then the candidates rescored exactly.
@@ -1182,6 +1284,7 @@ class DuckDBStore(SQLStore):
                 self._cache.forgot(memory_id)
                 self._cache.passages.drop([memory_id])
             self._erase_from_matrix_file(memory_id)
+            self._forget_in_index_file()
 
     def _any_in_conflicts(self, ids: Sequence[int]) -> bool:
         with self._lock:
@@ -1294,6 +1397,7 @@ class DuckDBStore(SQLStore):
             self._profiles = None
 
     def close(self) -> None:
+        self._closing.set()
         self._applier.stop()  # before the lock: its last step takes it
         try:
             self.save_matrix()
@@ -1404,6 +1508,13 @@ def _state_of(rows: Sequence[NewMemory], ids: Sequence[int], codes: np.ndarray) 
         len_headline=np.array([len(m.headline) for m in rows], dtype=np.int32),
         forgotten=np.zeros(len(rows), dtype=bool),
     )
+
+
+def _rows_of(vectors: np.ndarray, matrix: np.ndarray) -> bool:
+    """Whether ``vectors`` are the first rows of ``matrix`` (a snapshot's view of it), not other rows."""
+    if vectors.ndim != 2 or len(vectors) > len(matrix) or vectors.strides != matrix.strides:
+        return False
+    return bool(vectors.__array_interface__["data"][0] == matrix.__array_interface__["data"][0])
 
 
 #: Rows per Arrow batch on the first load: the embeddings are normalised into

@@ -489,6 +489,12 @@ class PostgresStore(SQLStore):
             np.array([(r[2], r[3]) for r in rows], dtype=np.int64), np.array([_as_array(r[4]) for r in rows], dtype=np.float32),
         )
 
+    #: pgvector's HNSW index, used from ``index_from`` memories (``nearest``); nothing to choose here.
+    VECTOR_INDEXES = ("hnsw",)
+
+    def vector_index(self) -> str:
+        return "hnsw"
+
     def nearest(
         self,
         query: np.ndarray,
