@@ -133,7 +133,7 @@ class InvertedLists:
         offsets = np.concatenate([[0], np.cumsum(np.bincount(nearest, minlength=len(centroids)))]).astype(np.int64)
         position = np.empty_like(order)
         position[order] = np.arange(len(order), dtype=np.int64)
-        rows = np.ascontiguousarray(matrix[order], dtype=np.float32)
+        rows = grouped_rows(matrix, position)
         return cls(np.ascontiguousarray(centroids, dtype=np.float32), order, offsets, rows, int(nprobe), float(recall), position)
 
     @classmethod
@@ -226,6 +226,24 @@ class InvertedLists:
             self.centroids[group] = _unit_rows(members.sum(axis=0, keepdims=True))[0]
 
 
+#: Matrix rows read at a time by ``grouped_rows``: a 24 MB block at 384 dimensions.
+_GATHER_BLOCK = 16_384
+
+
+def grouped_rows(matrix: np.ndarray, position: np.ndarray) -> np.ndarray:
+    """The rows of ``matrix`` put where ``position`` says (row i of the matrix to row ``position[i]``), float32.
+
+    Read in order, a block at a time, and written row by row: the store's matrix is held dimension by
+    dimension, where gathering rows in group order reads every dimension's column at random (12 s at
+    1M rows here, against about 1 s this way).
+    """
+    out = np.empty((len(position), matrix.shape[1]), dtype=np.float32)
+    for start in range(0, len(position), _GATHER_BLOCK):
+        stop = min(start + _GATHER_BLOCK, len(position))
+        out[position[start:stop]] = np.ascontiguousarray(matrix[start:stop], dtype=np.float32)
+    return out
+
+
 def _ordered(centroids: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """The centroids reordered so that neighbours sit side by side: grouped by a coarse k-means of
     their own (about sqrt(nlist) groups of groups). A query's nearest groups then form a few runs
@@ -246,4 +264,4 @@ def exact_top(matrix: np.ndarray, queries: np.ndarray, k: int) -> list[np.ndarra
     return found
 
 
-__all__ = ["InvertedLists", "Stopped", "TARGET_RECALL", "MIN_VISIBLE_SHARE", "assign", "exact_top", "list_count", "train"]
+__all__ = ["InvertedLists", "Stopped", "TARGET_RECALL", "MIN_VISIBLE_SHARE", "assign", "exact_top", "grouped_rows", "list_count", "train"]

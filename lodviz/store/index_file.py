@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lodviz.ivf import InvertedLists, assign
+from lodviz.ivf import InvertedLists, assign, grouped_rows
 from lodviz.store import matrix_file
 
 log = logging.getLogger(__name__)
@@ -107,7 +107,7 @@ def load(path: Path, matrix: np.ndarray, ids: np.ndarray) -> InvertedLists | Non
         return _refused(path, "it is not well formed")
     if not _groups_fit(matrix[:covers], centroids, offsets, position):
         return _refused(path, "its groups do not fit the store's vectors")
-    rows = np.ascontiguousarray(matrix[:covers][order], dtype=np.float32)
+    rows = grouped_rows(matrix[:covers], position)
     return InvertedLists(centroids, order, offsets, rows, nprobe, recall, position)
 
 

@@ -244,3 +244,23 @@ def test_a_store_closing_stops_a_build(tmp_path):
     store._closing.set()  # what close() does first
     assert store.build_index() is None and store.held_index() is None
     store.close()
+
+
+def test_a_save_cut_short_leaves_the_kept_index_as_it_was(tmp_path, monkeypatch):
+    path = tmp_path / "s.duckdb"
+    build(path)
+    kept = index_file.path_for(path)
+    before = kept.read_bytes()
+    with DuckDBStore(path) as store:
+        store.warm()
+        index = store.held_index()
+        ids = store.snapshot()[0].ids
+
+    def cut(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(np, "savez", cut)
+    with pytest.raises(OSError):
+        index_file.save(kept, index, ids)
+    assert kept.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
