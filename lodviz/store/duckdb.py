@@ -644,6 +644,7 @@ class DuckDBStore(SQLStore):
         self._forgotten_while_saving: list[int] | None = None  # ids forgotten while ``save_matrix`` writes
         self._index_building = threading.Lock()  # one build of the vector index at a time (``build_index``)
         self._closing = threading.Event()  # a build in progress stops when the store closes
+        self._index_thread: threading.Thread | None = None  # a rebuild started by a write (``insert``)
         self._version = 0  # see ``version``: grows with every change to the cached columns' ages and counts
         self._meta: dict[str, str] | None = None
         self._profiles: dict[str, dict[str, Any]] | None = None
@@ -817,6 +818,7 @@ class DuckDBStore(SQLStore):
                 self._cache.add(_state_of(rows, [int(ids[i] or 0) for i in fresh], codes), _unit(vectors), table)
                 self._cache.passages.add(passages)
                 self._version += 1
+                self._rebuild_index_if_outgrown()
             return ids
 
     def get(self, ids: Sequence[int]) -> dict[int, MemoryRecord]:
@@ -1148,6 +1150,24 @@ class DuckDBStore(SQLStore):
                 self._save_index(path, index, ids[: index.covers])
             return index
 
+    def _rebuild_index_if_outgrown(self) -> None:
+        """After a write (under the lock): an index the new rows have outgrown is built again in a thread,
+        so a long-running server does not scan ever more rows exactly; searches use the old one meanwhile."""
+        cache = self._cache
+        index = cache.matrix.index if cache is not None else None
+        if index is None or cache is None or cache.n - index.covers <= cache.n * self.INDEX_SLACK:
+            return
+        if self._index_thread is not None and self._index_thread.is_alive():
+            return
+        self._index_thread = threading.Thread(target=self._build_index_quietly, name="lodviz-index", daemon=True)
+        self._index_thread.start()
+
+    def _build_index_quietly(self) -> None:
+        try:
+            self.build_index()
+        except Exception as exc:  # upkeep only: searches go on with the index they have
+            log.warning("could not build the vector index again: %s", exc)
+
     def _save_index(self, path: Path, index: InvertedLists, ids: np.ndarray) -> None:
         try:
             with _private_files(self._mask):
@@ -1398,6 +1418,8 @@ class DuckDBStore(SQLStore):
 
     def close(self) -> None:
         self._closing.set()
+        if self._index_thread is not None:
+            self._index_thread.join(CLOSE_INDEX_TIMEOUT)  # stopped by ``_closing`` within a block of rows
         self._applier.stop()  # before the lock: its last step takes it
         try:
             self.save_matrix()
@@ -1508,6 +1530,10 @@ def _state_of(rows: Sequence[NewMemory], ids: Sequence[int], codes: np.ndarray) 
         len_headline=np.array([len(m.headline) for m in rows], dtype=np.int32),
         forgotten=np.zeros(len(rows), dtype=bool),
     )
+
+
+#: How long a close waits for a rebuild of the vector index to notice it and stop (it checks between blocks of rows).
+CLOSE_INDEX_TIMEOUT = 5.0
 
 
 def _rows_of(vectors: np.ndarray, matrix: np.ndarray) -> bool:

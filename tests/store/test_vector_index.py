@@ -264,3 +264,26 @@ def test_a_save_cut_short_leaves_the_kept_index_as_it_was(tmp_path, monkeypatch)
         index_file.save(kept, index, ids)
     assert kept.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_a_write_that_outgrows_the_index_has_it_built_again_in_the_background(tmp_path):
+    path = tmp_path / "s.duckdb"
+    build(path)
+    with DuckDBStore(path) as store:
+        store.warm()
+        store.insert(rows(N // 2, seed=5, start=N + 100), None)
+        store._index_thread.join(60)
+        assert store.held_index().covers == N + N // 2
+        q = vectors(1, seed=5)[0]
+        nearest(store, q)
+        assert store.last_nearest == "ivf"
+
+
+def test_a_write_within_the_slack_keeps_the_index(tmp_path):
+    path = tmp_path / "s.duckdb"
+    build(path)
+    with DuckDBStore(path) as store:
+        store.warm()
+        held = store.held_index()
+        store.insert(rows(10, seed=5, start=N + 100), None)
+        assert store._index_thread is None and store.held_index() is held
