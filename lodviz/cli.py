@@ -696,6 +696,9 @@ def _index_line(facts: dict[str, Any]) -> str:
         return f"exact: a search scans all {facts['memories']:,} memories."
     if facts["index"] != "ivf":
         return f"{facts['index']}: the store's own index."
+    if facts.get("matrix", "float32") != "float32" and "bytes" not in facts:
+        return (f"ivf: chosen; this process holds the matrix as {facts['matrix']}, which the index does not cover: "
+                "searches scan the compact copy (open it with the float32 matrix to use the index).")
     if "covers" not in facts:
         if facts["memories"] < facts.get("from", 0):
             return f"ivf: chosen; {facts['memories']:,} memories are scanned exactly until the store holds {facts['from']:,}."

@@ -127,14 +127,15 @@ class InvertedLists:
     def grouped(
         cls, matrix: np.ndarray, centroids: np.ndarray, nprobe: int, recall: float, stop: Callable[[], bool] = _never
     ) -> InvertedLists:
-        """The index of ``matrix`` (unit rows) over given centroids: every row assigned and copied into its group."""
+        """The index of ``matrix`` (unit rows) over given centroids: every row assigned and copied into its
+        group, and each centroid then made the mean of its group (``centred``)."""
         nearest = assign(matrix, centroids, stop)
         order = np.argsort(nearest, kind="stable").astype(np.int64)
         offsets = np.concatenate([[0], np.cumsum(np.bincount(nearest, minlength=len(centroids)))]).astype(np.int64)
         position = np.empty_like(order)
         position[order] = np.arange(len(order), dtype=np.int64)
-        rows = grouped_rows(matrix, position)
-        return cls(np.ascontiguousarray(centroids, dtype=np.float32), order, offsets, rows, int(nprobe), float(recall), position)
+        rows = grouped_rows(matrix, position, stop)
+        return cls(centred(rows, offsets), order, offsets, rows, int(nprobe), float(recall), position)
 
     @classmethod
     def build(
@@ -163,9 +164,11 @@ class InvertedLists:
         index = cls.grouped(matrix, centroids, nlist, 1.0, stop)
         queries = np.ascontiguousarray(matrix[np.sort(rng.choice(n, min(n, CALIBRATION_QUERIES), replace=False))])
         k = min(k, n)
-        exact = exact_top(matrix, queries, k)
+        exact = exact_top(matrix, queries, k, stop)
 
         def recall_at(nprobe: int) -> float:
+            if stop():
+                raise Stopped
             index.nprobe = nprobe
             return float(np.mean([np.isin(truth, index.search(q, k)[0]).mean() for q, truth in zip(queries, exact)]))
 
@@ -215,8 +218,9 @@ class InvertedLists:
 
     def update(self, rows: np.ndarray, vectors: np.ndarray) -> None:
         """Matrix ``rows`` (covered ones) now hold ``vectors``: their copies in the groups too, and the
-        centroids of those groups made again from what the groups now hold, so that no centroid keeps
-        a trace of a forgotten memory's vector (a group of one would otherwise be that vector)."""
+        centroids of those groups made again from what the groups now hold. Every centroid is its
+        group's mean (``grouped``), so none keeps a trace of a forgotten memory's vector after this
+        (a group of one would otherwise be that vector)."""
         rows = np.asarray(rows, dtype=np.int64).reshape(-1)
         inside = rows < self.covers
         at = self.position[rows[inside]]
@@ -230,7 +234,7 @@ class InvertedLists:
 _GATHER_BLOCK = 16_384
 
 
-def grouped_rows(matrix: np.ndarray, position: np.ndarray) -> np.ndarray:
+def grouped_rows(matrix: np.ndarray, position: np.ndarray, stop: Callable[[], bool] = _never) -> np.ndarray:
     """The rows of ``matrix`` put where ``position`` says (row i of the matrix to row ``position[i]``), float32.
 
     Read in order, a block at a time, and written row by row: the store's matrix is held dimension by
@@ -239,8 +243,25 @@ def grouped_rows(matrix: np.ndarray, position: np.ndarray) -> np.ndarray:
     """
     out = np.empty((len(position), matrix.shape[1]), dtype=np.float32)
     for start in range(0, len(position), _GATHER_BLOCK):
-        stop = min(start + _GATHER_BLOCK, len(position))
-        out[position[start:stop]] = np.ascontiguousarray(matrix[start:stop], dtype=np.float32)
+        if stop():
+            raise Stopped
+        end = min(start + _GATHER_BLOCK, len(position))
+        out[position[start:end]] = np.ascontiguousarray(matrix[start:end], dtype=np.float32)
+    return out
+
+
+def centred(rows: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Each group's unit mean (group g: ``rows[offsets[g]:offsets[g + 1]]``); zero for an empty or all-zero group.
+
+    A centroid straight from training is the mean of a sample's rows, some of which may sit in other
+    groups: made from its own group, forgetting a row can take that row out of the one centroid it is in.
+    """
+    sizes = np.diff(offsets)
+    out = np.zeros((len(sizes), rows.shape[1]), dtype=np.float32)
+    used = sizes > 0
+    if used.any():
+        # The empty groups' offsets equal the next group's start: skipping them leaves every sum whole.
+        out[used] = _unit_rows(np.add.reduceat(rows, offsets[:-1][used], axis=0))
     return out
 
 
@@ -255,13 +276,15 @@ def _ordered(centroids: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.ascontiguousarray(centroids[np.argsort(parents, kind="stable")])
 
 
-def exact_top(matrix: np.ndarray, queries: np.ndarray, k: int) -> list[np.ndarray]:
+def exact_top(matrix: np.ndarray, queries: np.ndarray, k: int, stop: Callable[[], bool] = _never) -> list[np.ndarray]:
     """The rows of the exact top ``k`` of ``matrix`` for each of ``queries``, a block of queries per pass."""
     found: list[np.ndarray] = []
     for start in range(0, len(queries), _QUERY_BLOCK):
+        if stop():
+            raise Stopped
         scores = matrix @ np.ascontiguousarray(queries[start : start + _QUERY_BLOCK].T)
         found.extend(selection.top_k(np.ascontiguousarray(scores[:, j]), k, ordered=False) for j in range(scores.shape[1]))
     return found
 
 
-__all__ = ["InvertedLists", "Stopped", "TARGET_RECALL", "MIN_VISIBLE_SHARE", "assign", "exact_top", "grouped_rows", "list_count", "train"]
+__all__ = ["InvertedLists", "Stopped", "TARGET_RECALL", "MIN_VISIBLE_SHARE", "assign", "centred", "exact_top", "grouped_rows", "list_count", "train"]

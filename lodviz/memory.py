@@ -711,6 +711,7 @@ class Memory:
         if kind == "ivf":
             facts["from"] = int(getattr(self._store, "INDEX_FROM", 0))
             facts["held"] = held is not None
+            facts["matrix"] = str(getattr(self._store, "matrix", "float32"))  # the index covers float32 only
         if held is not None:
             facts.update(covers=held.covers, lists=held.nlist, nprobe=held.nprobe, recall=held.recall, bytes=held.nbytes)
         elif kind == "ivf":

@@ -1110,14 +1110,15 @@ class DuckDBStore(SQLStore):
     def build_index(self, *, force: bool = False) -> InvertedLists | None:
         """The inverted-file index the store searches, made if the store keeps one ("ivf") and has none
         or has outgrown it (``INDEX_SLACK``): read from the index file when that matches the store's rows,
-        else built (and the file written). None for an exact store or one under ``INDEX_FROM`` memories.
+        else built (and the file written). None for an exact store, one under ``INDEX_FROM`` memories,
+        a compact matrix, or a store closing or set back to "exact" while it was made.
 
-        Made outside the store's lock (searches go on with the exact scan); rows forgotten meanwhile are
+        Made outside the store's lock (searches go on with what they had); rows forgotten meanwhile are
         changed in it before it is used. ``force``: built from the rows whatever is held or kept.
         """
         with self._index_building:
             with self._lock:
-                if self.vector_index() != "ivf":
+                if self._closing.is_set() or self.vector_index() != "ivf":
                     return None
                 cache = self._load()
                 matrix, n = cache.matrix, cache.n
@@ -1131,31 +1132,40 @@ class DuckDBStore(SQLStore):
                 matrix.index_begun()
             path = self._index_path()
             index: InvertedLists | None = None
-            fresh = False
+            write = False  # built, or its centroids made again on load: the file is written
             try:
                 if path is not None and held is None and not force:
-                    index = index_file.load(path, rows, ids)
-                    if index is not None and n - index.covers > n * self.INDEX_SLACK:
-                        index = None  # outgrown: built again over every row
+                    loaded = index_file.load(path, rows, ids)
+                    if loaded is not None and n - loaded[0].covers <= n * self.INDEX_SLACK:
+                        index, write = loaded
                 if index is None:
-                    index, fresh = InvertedLists.build(rows, stop=self._closing.is_set), True
+                    index, write = InvertedLists.build(rows, stop=self._closing.is_set), True
             except Stopped:
-                return None
+                index = None
             finally:
                 with self._lock:
-                    taken = self._cache is cache and cache.matrix is matrix and matrix.index_built(index)
-            if not taken:
-                return None
-            if fresh and path is not None and not self.read_only:
-                self._save_index(path, index, ids[: index.covers])
-            return index
+                    # Set back to "exact", or closing, meanwhile: the index is not taken.
+                    wanted = not self._closing.is_set() and self.vector_index() == "ivf"
+                    taken = matrix.index_built(index if wanted else None) and self._cache is cache and cache.matrix is matrix
+                    if not taken and matrix.index is index:
+                        matrix.index = None
+                    if taken and index is not None and write and path is not None and not self.read_only:
+                        # Under the lock, as a forget's rewrite is: the last file written is the index as it is.
+                        self._save_index(path, index, ids[: index.covers])
+            return index if taken else None
 
     def _rebuild_index_if_outgrown(self) -> None:
-        """After a write (under the lock): an index the new rows have outgrown is built again in a thread,
-        so a long-running server does not scan ever more rows exactly; searches use the old one meanwhile."""
+        """After a write (under the lock): an index the new rows have outgrown, or one a store set to "ivf"
+        has now grown big enough for, is built in a thread, so a long-running server does not scan ever
+        more rows exactly; searches use what they had meanwhile."""
         cache = self._cache
-        index = cache.matrix.index if cache is not None else None
-        if index is None or cache is None or cache.n - index.covers <= cache.n * self.INDEX_SLACK:
+        if cache is None or cache.matrix.compact or self._closing.is_set():
+            return
+        index = cache.matrix.index
+        if index is None:  # none yet: a store set to "ivf" that has grown to the size it is used from
+            if cache.n < self.INDEX_FROM or self.vector_index() != "ivf":
+                return
+        elif cache.n - index.covers <= cache.n * self.INDEX_SLACK:
             return
         if self._index_thread is not None and self._index_thread.is_alive():
             return

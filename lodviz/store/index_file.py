@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
-from lodviz.ivf import InvertedLists, assign, grouped_rows
+from lodviz.ivf import InvertedLists, assign, centred, grouped_rows
 from lodviz.store import matrix_file
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,7 @@ def save(path: Path, index: InvertedLists, ids: np.ndarray, mode: int = 0o600) -
     """Write ``index``, which covers the rows of ``ids`` (every covered row's id, sorted), to ``path``."""
     if len(ids) != index.covers:
         raise ValueError(f"an index of {index.covers} rows named by {len(ids)} ids")
-    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
         with os.fdopen(fd, "wb") as handle:
@@ -69,9 +70,14 @@ def save(path: Path, index: InvertedLists, ids: np.ndarray, mode: int = 0o600) -
         temporary.unlink(missing_ok=True)
 
 
-def load(path: Path, matrix: np.ndarray, ids: np.ndarray) -> InvertedLists | None:
+def load(path: Path, matrix: np.ndarray, ids: np.ndarray) -> tuple[InvertedLists, bool] | None:
     """The index in ``path`` over ``matrix`` (the store's unit rows, named by the sorted ``ids``), or None
-    when there is no file or it does not match: other rows, other dimensions, another format, damage."""
+    when there is no file or it does not match: other rows, other dimensions, another format, damage.
+
+    With it, whether its centroids were made again: each is its group's mean over the rows now, so a
+    memory forgotten after the file was last written (a crash between the two) leaves no trace in the
+    index; the caller then writes the file again.
+    """
     if not path.exists():
         return None
     try:
@@ -85,7 +91,7 @@ def load(path: Path, matrix: np.ndarray, ids: np.ndarray) -> InvertedLists | Non
             order = np.asarray(data["order"], dtype=np.int64)
             offsets = np.asarray(data["offsets"], dtype=np.int64)
             nprobe, recall = int(data["nprobe"]), float(data["recall"])
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
+    except (OSError, KeyError, ValueError, TypeError, zipfile.BadZipFile) as exc:
         return _refused(path, f"it cannot be read ({exc})")
     well_formed = (
         centroids.ndim == 2
@@ -108,7 +114,9 @@ def load(path: Path, matrix: np.ndarray, ids: np.ndarray) -> InvertedLists | Non
     if not _groups_fit(matrix[:covers], centroids, offsets, position):
         return _refused(path, "its groups do not fit the store's vectors")
     rows = grouped_rows(matrix[:covers], position)
-    return InvertedLists(centroids, order, offsets, rows, nprobe, recall, position)
+    now = centred(rows, offsets)
+    changed = not np.allclose(now, centroids, atol=1e-5)
+    return InvertedLists(now, order, offsets, rows, nprobe, recall, position), changed
 
 
 def facts(path: Path) -> dict[str, int | float] | None:
@@ -119,7 +127,7 @@ def facts(path: Path) -> dict[str, int | float] | None:
                 return None
             return {"covers": int(data["covers"]), "lists": len(data["offsets"]) - 1,
                     "nprobe": int(data["nprobe"]), "recall": float(data["recall"])}
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+    except (OSError, KeyError, ValueError, TypeError, zipfile.BadZipFile):
         return None
 
 
@@ -133,7 +141,7 @@ def _groups_fit(matrix: np.ndarray, centroids: np.ndarray, offsets: np.ndarray, 
     return float(np.mean(assign(vectors[live], centroids) == group)) >= AGREEMENT
 
 
-def _refused(path: Path, why: str) -> InvertedLists | None:
+def _refused(path: Path, why: str) -> tuple[InvertedLists, bool] | None:
     """None, with the reason logged: the caller builds the index again."""
     log.info("not using the index file %s: %s; the index is built again", path, why)
     return None

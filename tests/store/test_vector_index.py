@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import shutil
+import threading
+import time
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
+from lodviz import ivf
 from lodviz.errors import InvalidParameters
 from lodviz.ivf import InvertedLists
 from lodviz.records import AuditEvent
@@ -287,3 +290,107 @@ def test_a_write_within_the_slack_keeps_the_index(tmp_path):
         held = store.held_index()
         store.insert(rows(10, seed=5, start=N + 100), None)
         assert store._index_thread is None and store.held_index() is held
+
+
+def test_every_centroid_is_the_mean_of_its_group(tmp_path):
+    path = tmp_path / "s.duckdb"
+    build(path)
+    with DuckDBStore(path) as store:
+        store.warm()
+        index = store.held_index()
+        for g in range(index.nlist):
+            members = index.rows[index.offsets[g] : index.offsets[g + 1]].sum(axis=0)
+            want = members / np.linalg.norm(members) if np.linalg.norm(members) > 0 else members
+            np.testing.assert_allclose(index.centroids[g], want, atol=1e-5)
+
+
+def test_an_open_after_a_forget_the_file_missed_recentres_and_rewrites_it(tmp_path):
+    path = tmp_path / "s.duckdb"
+    build(path)
+    kept = index_file.path_for(path)
+    stale = kept.read_bytes()  # the file as it was before the forget: a crash came before its rewrite
+    with DuckDBStore(path) as store:
+        store.warm()
+        store.forget(int(store.snapshot()[0].ids[42]), AuditEvent(action="forget", actor="test"))
+    kept.write_bytes(stale)
+    with DuckDBStore(path) as store:
+        store.warm()
+        _, matrix = store.snapshot()
+        assert not matrix[42].any()
+    with np.load(kept) as data:
+        centroids, order, offsets = data["centroids"], data["order"], data["offsets"]
+    grouped = matrix[order]
+    group = int(np.searchsorted(offsets, np.flatnonzero(order == 42)[0], side="right") - 1)
+    members = grouped[offsets[group] : offsets[group + 1]].sum(axis=0)
+    np.testing.assert_allclose(centroids[group], members / np.linalg.norm(members), atol=1e-5)
+    assert kept.read_bytes() != stale
+
+
+def test_an_index_file_of_other_ids_is_built_again(tmp_path, monkeypatch):
+    mine, theirs = tmp_path / "mine.duckdb", tmp_path / "theirs.duckdb"
+    build(mine)
+    with DuckDBStore(theirs) as store:  # the same vectors under other ids
+        store.insert(rows(5, seed=9, start=90_000), None)
+        store.insert(rows(N), None)
+        store.set_vector_index("ivf")
+    shutil.copy(index_file.path_for(mine), index_file.path_for(theirs))
+    assert index_file.load(index_file.path_for(theirs), np.zeros((N + 5, DIM), np.float32), np.arange(10, N + 15)) is None
+    with DuckDBStore(theirs) as store:
+        store.warm()
+        assert store.held_index().covers == N + 5
+
+
+def test_choosing_exact_while_an_index_is_built_is_not_undone(tmp_path, monkeypatch):
+    path = tmp_path / "s.duckdb"
+    build(path, index="exact")
+    store = DuckDBStore(path)
+    store.set_vector_index("ivf")
+    store.snapshot()
+    real = InvertedLists.build.__func__
+
+    def meanwhile(cls, *args, **kwargs):
+        built = real(cls, *args, **kwargs)
+        store.set_vector_index("exact")  # another caller, while this build ran outside the lock
+        return built
+
+    monkeypatch.setattr(InvertedLists, "build", classmethod(meanwhile))
+    assert store.build_index() is None
+    assert store.held_index() is None and not index_file.path_for(path).exists()
+    nearest(store, queries(1)[0])
+    assert store.last_nearest == "scan"
+    store.close()
+
+
+def test_closing_a_store_stops_a_rebuild_running_in_the_background(tmp_path, monkeypatch):
+    path = tmp_path / "s.duckdb"
+    build(path)
+    store = DuckDBStore(path)
+    store.warm()
+    started, steps = threading.Event(), []
+    real_assign = ivf.assign
+
+    def slow_assign(rows, centroids, stop=ivf._never):
+        started.set()
+        steps.append(1)
+        time.sleep(0.05)
+        return real_assign(rows, centroids, stop)
+
+    monkeypatch.setattr(ivf, "assign", slow_assign)
+    store.insert(rows(N // 2, seed=5, start=N + 100), None)
+    assert started.wait(30)
+    thread = store._index_thread
+    store.close()
+    assert not thread.is_alive()
+    assert store.held_index() is None or store.held_index().covers == N  # the rebuild was not taken
+
+
+def test_a_store_set_to_ivf_gets_its_index_once_a_write_takes_it_past_the_size_it_is_used_from(tmp_path, monkeypatch):
+    monkeypatch.setattr(DuckDBStore, "INDEX_FROM", N + 200)
+    path = tmp_path / "s.duckdb"
+    build(path)
+    with DuckDBStore(path) as store:
+        store.warm()
+        assert store.held_index() is None
+        store.insert(rows(500, seed=5, start=N + 100), None)
+        store._index_thread.join(60)
+        assert store.held_index().covers == N + 500
