@@ -5,7 +5,10 @@ from __future__ import annotations
 import shutil
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -51,6 +54,20 @@ def build(path, seed: int = 0, index: str = "ivf") -> None:
         store.warm()
 
 
+def built(tmp_path, index: str = "ivf") -> Path:
+    """A store of ``N`` clustered memories set to ``index``, warmed once (its index kept beside it)."""
+    path = tmp_path / "s.duckdb"
+    build(path, index=index)
+    return path
+
+
+@contextmanager
+def warmed(path: Path) -> Iterator[DuckDBStore]:
+    with DuckDBStore(path) as store:
+        store.warm()
+        yield store
+
+
 def nearest(store: DuckDBStore, query: np.ndarray, k: int = 100, agent: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     state, matrix = store.snapshot()
     found, sims = store.nearest(query, k, state.visible_to(agent), matrix)
@@ -72,10 +89,8 @@ def queries(count: int = 20) -> np.ndarray:
 
 
 def test_a_store_set_to_ivf_searches_its_index_and_finds_what_a_scan_finds(tmp_path):
-    path = tmp_path / "s.duckdb"
-    build(path)
-    with DuckDBStore(path) as store:
-        store.warm()
+    path = built(tmp_path)
+    with warmed(path) as store:
         got = []
         for q in queries():
             ids, sims = nearest(store, q)
@@ -150,10 +165,8 @@ def test_a_damaged_index_file_is_built_again(tmp_path):
 
 
 def test_memories_written_after_the_index_are_found(tmp_path):
-    path = tmp_path / "s.duckdb"
-    build(path)
-    with DuckDBStore(path) as store:
-        store.warm()
+    path = built(tmp_path)
+    with warmed(path) as store:
         q = queries(1)[0]
         (new_id,) = store.insert([replace(memory(N + 10), embedding=q, content_hash="new")], None)
         ids, sims = nearest(store, q)
@@ -162,19 +175,15 @@ def test_memories_written_after_the_index_are_found(tmp_path):
 
 
 def test_an_index_outgrown_by_new_memories_is_built_again_on_warm_up(tmp_path):
-    path = tmp_path / "s.duckdb"
-    build(path)
-    with DuckDBStore(path) as store:
-        store.warm()
+    path = built(tmp_path)
+    with warmed(path) as store:
         store.insert(rows(N // 2, seed=5, start=N + 100), None)
         assert store.build_index().covers == N + N // 2
 
 
 def test_a_forgotten_memory_is_not_found_and_its_group_is_centred_without_it(tmp_path):
-    path = tmp_path / "s.duckdb"
-    build(path)
-    with DuckDBStore(path) as store:
-        store.warm()
+    path = built(tmp_path)
+    with warmed(path) as store:
         state, matrix = store.snapshot()
         target = int(state.ids[42])
         q = matrix[42].copy()
@@ -195,10 +204,8 @@ def test_a_forgotten_memory_is_not_found_and_its_group_is_centred_without_it(tmp
 
 def test_an_agent_who_sees_few_memories_gets_an_exact_scan(tmp_path, monkeypatch):
     monkeypatch.setattr("lodviz.matrix.MIN_VISIBLE_SHARE", 0.5)  # agent-b sees a fifth
-    path = tmp_path / "s.duckdb"
-    build(path)
-    with DuckDBStore(path) as store:
-        store.warm()
+    path = built(tmp_path)
+    with warmed(path) as store:
         q = queries(1)[0]
         ids, _ = nearest(store, q, agent="agent-b")
         assert store.last_nearest == "scan"
@@ -206,10 +213,8 @@ def test_an_agent_who_sees_few_memories_gets_an_exact_scan(tmp_path, monkeypatch
 
 
 def test_an_agent_who_sees_part_of_the_store_gets_only_what_it_may_see(tmp_path):
-    path = tmp_path / "s.duckdb"
-    build(path)
-    with DuckDBStore(path) as store:
-        store.warm()
+    path = built(tmp_path)
+    with warmed(path) as store:
         q = queries(1)[0]
         ids, _ = nearest(store, q, agent="agent-b")
         assert store.last_nearest == "ivf"
@@ -219,10 +224,8 @@ def test_an_agent_who_sees_part_of_the_store_gets_only_what_it_may_see(tmp_path)
 
 
 def test_choosing_exact_drops_the_index_and_its_file(tmp_path):
-    path = tmp_path / "s.duckdb"
-    build(path)
-    with DuckDBStore(path) as store:
-        store.warm()
+    path = built(tmp_path)
+    with warmed(path) as store:
         store.set_vector_index("exact")
         nearest(store, queries(1)[0])
         assert store.last_nearest == "scan"
@@ -270,10 +273,8 @@ def test_a_save_cut_short_leaves_the_kept_index_as_it_was(tmp_path, monkeypatch)
 
 
 def test_a_write_that_outgrows_the_index_has_it_built_again_in_the_background(tmp_path):
-    path = tmp_path / "s.duckdb"
-    build(path)
-    with DuckDBStore(path) as store:
-        store.warm()
+    path = built(tmp_path)
+    with warmed(path) as store:
         store.insert(rows(N // 2, seed=5, start=N + 100), None)
         store._index_thread.join(60)
         assert store.held_index().covers == N + N // 2
@@ -283,20 +284,16 @@ def test_a_write_that_outgrows_the_index_has_it_built_again_in_the_background(tm
 
 
 def test_a_write_within_the_slack_keeps_the_index(tmp_path):
-    path = tmp_path / "s.duckdb"
-    build(path)
-    with DuckDBStore(path) as store:
-        store.warm()
+    path = built(tmp_path)
+    with warmed(path) as store:
         held = store.held_index()
         store.insert(rows(10, seed=5, start=N + 100), None)
         assert store._index_thread is None and store.held_index() is held
 
 
 def test_every_centroid_is_the_mean_of_its_group(tmp_path):
-    path = tmp_path / "s.duckdb"
-    build(path)
-    with DuckDBStore(path) as store:
-        store.warm()
+    path = built(tmp_path)
+    with warmed(path) as store:
         index = store.held_index()
         for g in range(index.nlist):
             members = index.rows[index.offsets[g] : index.offsets[g + 1]].sum(axis=0)
@@ -386,10 +383,8 @@ def test_closing_a_store_stops_a_rebuild_running_in_the_background(tmp_path, mon
 
 def test_a_store_set_to_ivf_gets_its_index_once_a_write_takes_it_past_the_size_it_is_used_from(tmp_path, monkeypatch):
     monkeypatch.setattr(DuckDBStore, "INDEX_FROM", N + 200)
-    path = tmp_path / "s.duckdb"
-    build(path)
-    with DuckDBStore(path) as store:
-        store.warm()
+    path = built(tmp_path)
+    with warmed(path) as store:
         assert store.held_index() is None
         store.insert(rows(500, seed=5, start=N + 100), None)
         store._index_thread.join(60)
