@@ -579,7 +579,7 @@ def landscape_pane(mem: Memory, c: Controls) -> html.Div:
                     html.Div(c.refusal(), id=ids.URL_REFUSED_NOTE, className="url-refused", role="alert") if c.refused else None,
                     html.Div(id=ids.SCENE_NOTE, className="scene-note"),
                     html.Div(
-                        dcc.Graph(id=ids.SCENE, config={"displaylogo": False, "scrollZoom": True}, responsive=True, className="scene",
+                        dcc.Graph(id=ids.SCENE, config=SCENE_CONFIG, responsive=True, className="scene",
                                   style={"height": "100%"}),
                         className="scene-box",
                     ),
@@ -591,6 +591,13 @@ def landscape_pane(mem: Memory, c: Controls) -> html.Div:
         ],
         className="main",
     )
+
+
+#: The scene's Plotly config. Plotly draws a 3D scene at twice the page's resolution unless told
+#: (``plotGlPixelRatio`` defaults to 2): four times the pixels of a 1x screen, which software GL
+#: fills in one long task per frame. 1 here; a screen of more pixels per point raises it to its own
+#: ratio in the browser (``callbacks.camera``).
+SCENE_CONFIG = {"displaylogo": False, "scrollZoom": True, "plotGlPixelRatio": 1}
 
 
 #: The page's tabs, by value, as their headers name them.

@@ -8,6 +8,20 @@ from lodviz.app import ids
 
 
 def register(app: Dash, _ctx) -> None:
+    # The scene at the screen's own resolution, once, when the page opens: sharp on a 2x screen,
+    # a quarter of Plotly's default pixels on a 1x one (``page.SCENE_CONFIG``).
+    app.clientside_callback(
+        """
+        function(_, config) {
+            const ratio = Math.min(2, window.devicePixelRatio || 1);
+            if (ratio <= 1 || !config) return window.dash_clientside.no_update;
+            return Object.assign({}, config, {plotGlPixelRatio: ratio});
+        }
+        """,
+        Output(ids.SCENE, "config"),
+        Input(ids.SCENE, "id"),
+        State(ids.SCENE, "config"),
+    )
     app.clientside_callback(
         """
         function(n, figure) {
