@@ -597,7 +597,7 @@ def landscape_pane(mem: Memory, c: Controls) -> html.Div:
 #: (``plotGlPixelRatio`` defaults to 2): four times the pixels of a 1x screen, which software GL
 #: fills in one long task per frame. 1 here; a screen of more pixels per point raises it to its own
 #: ratio in the browser (``callbacks.camera``).
-SCENE_CONFIG = {"displaylogo": False, "scrollZoom": True, "plotGlPixelRatio": 1}
+SCENE_CONFIG: Any = {"displaylogo": False, "scrollZoom": True, "plotGlPixelRatio": 1}
 
 
 #: The page's tabs, by value, as their headers name them.
