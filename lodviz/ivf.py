@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from lodviz import selection
+from lodviz.scoring import normalize_rows
 
 #: Mean recall of the exact top k that an index is built to reach.
 TARGET_RECALL = 0.99
@@ -63,11 +64,6 @@ def list_count(n: int) -> int:
     return int(min(max(16, round(4 * math.sqrt(max(n, 1)))), 65_536, max(1, n // 8)))
 
 
-def _unit_rows(x: np.ndarray) -> np.ndarray:
-    norm = np.linalg.norm(x, axis=1, keepdims=True)
-    return np.divide(x, norm, out=np.zeros_like(x), where=norm > 0)
-
-
 def assign(rows: np.ndarray, centroids: np.ndarray, stop: Callable[[], bool] = _never) -> np.ndarray:
     """The index of each row's nearest centroid (largest inner product); ``Stopped`` once ``stop()``."""
     out = np.empty(len(rows), dtype=np.int64)
@@ -90,12 +86,9 @@ def train(
     for _ in range(iterations):
         nearest = assign(sample, centroids, stop)
         counts = np.bincount(nearest, minlength=nlist)
-        order = np.argsort(nearest, kind="stable")
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        offsets = np.concatenate([[0], np.cumsum(counts)])
         used = counts > 0
-        # Sums by sorting and reduceat: numpy's add.at took seconds on this many rows.
-        sums = np.add.reduceat(sample[order], starts[used], axis=0)
-        centroids[used] = _unit_rows(sums)  # an empty group keeps its centroid
+        centroids[used] = centred(sample[np.argsort(nearest, kind="stable")], offsets)[used]  # an empty group keeps its own
     return centroids
 
 
@@ -186,14 +179,19 @@ class InvertedLists:
         # An agent who sees a quarter of the rows needs four times the groups for as many candidates.
         return int(min(self.nlist, math.ceil(self.nprobe / max(visible_share, 1e-9))))
 
-    def search(self, query: np.ndarray, k: int, visible: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def search(
+        self, query: np.ndarray, k: int, visible: np.ndarray | None = None, seen: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` indexed rows nearest ``query`` (a unit vector) among ``visible`` (a mask over the
-        covered rows, or None), and their S (``max(0, cos)``), best first, exact S.
+        covered rows, or None), and their S (``max(0, cos)``), best first, exact S. ``seen``: the
+        mask's count of true rows, if the caller has it (a pass over a million rows).
 
         Fewer than ``k`` come back when the probed groups hold fewer visible rows.
         """
         q = np.asarray(query, dtype=np.float32)
-        share = 1.0 if visible is None else float(np.count_nonzero(visible)) / max(1, len(visible))
+        if visible is not None and seen is None:
+            seen = int(np.count_nonzero(visible))
+        share = 1.0 if visible is None or seen is None else seen / max(1, len(visible))
         nprobe = self._probe_count(share)
         near = self.centroids @ q
         groups = np.sort(selection.top_k(near, nprobe, ordered=False))
@@ -226,8 +224,8 @@ class InvertedLists:
         at = self.position[rows[inside]]
         self.rows[at] = np.asarray(vectors, dtype=np.float32).reshape(len(rows), -1)[inside]
         for group in np.unique(np.searchsorted(self.offsets, at, side="right") - 1).tolist():
-            members = self.rows[self.offsets[group] : self.offsets[group + 1]]
-            self.centroids[group] = _unit_rows(members.sum(axis=0, keepdims=True))[0]
+            start, stop = self.offsets[group], self.offsets[group + 1]
+            self.centroids[group] = centred(self.rows[start:stop], np.array([0, stop - start]))[0]
 
 
 #: Matrix rows read at a time by ``grouped_rows``: a 24 MB block at 384 dimensions.
@@ -260,8 +258,9 @@ def centred(rows: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     out = np.zeros((len(sizes), rows.shape[1]), dtype=np.float32)
     used = sizes > 0
     if used.any():
-        # The empty groups' offsets equal the next group's start: skipping them leaves every sum whole.
-        out[used] = _unit_rows(np.add.reduceat(rows, offsets[:-1][used], axis=0))
+        # Sums by reduceat (numpy's add.at took seconds on a sample this size). The empty groups'
+        # offsets equal the next group's start: skipping them leaves every sum whole.
+        out[used] = normalize_rows(np.add.reduceat(rows, offsets[:-1][used], axis=0))
     return out
 
 

@@ -335,6 +335,7 @@ class UnitRows:
         if index is None or n < index.covers:
             return None
         covered = visible[: index.covers] if visible is not None else None
+        seen: int | None = None
         if covered is not None:
             seen = int(np.count_nonzero(covered))
             if seen < MIN_VISIBLE_SHARE * index.covers:
@@ -342,7 +343,7 @@ class UnitRows:
             if seen == index.covers:
                 covered = None  # an auditor sees everything: no mask to gather
         q = np.asarray(query, dtype=np.float32)
-        rows, sims = index.search(q, k, covered)
+        rows, sims = index.search(q, k, covered, seen)
         if n > index.covers:  # written since the index was built: scored exactly
             tail = np.maximum(self.exact[index.covers : n] @ q, 0.0)
             among = visible[index.covers : n] if visible is not None else None

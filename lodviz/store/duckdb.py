@@ -1226,9 +1226,10 @@ class DuckDBStore(SQLStore):
         with self._lock:
             matrix = self._load().matrix
             n = len(vectors) if vectors is not None else self._load().n
+        q = _unit(np.asarray(query, dtype=np.float32).reshape(1, -1))[0]
         if not matrix.compact:
             if matrix.index is not None and (vectors is None or _rows_of(vectors, matrix.exact)):
-                found = matrix.nearest_indexed(_unit(np.asarray(query, dtype=np.float32).reshape(1, -1))[0], k, visible, n)
+                found = matrix.nearest_indexed(q, k, visible, n)
                 if found is not None:
                     self.last_nearest = "ivf"
                     return found
@@ -1236,7 +1237,6 @@ class DuckDBStore(SQLStore):
             return super().nearest(query, k, visible, vectors)
         # A compact matrix: an approximate scan, then the candidates rescored exactly.
         self.last_nearest = f"scan-{matrix.kind}"
-        q = _unit(np.asarray(query, dtype=np.float32).reshape(1, -1))[0]
         return matrix.nearest(q, k, visible, n)
 
     def touch(self, ids: Sequence[int], now: datetime, audit: AuditEvent | None) -> None:
