@@ -39,6 +39,8 @@ TRACE = {
 }
 #: The quieter mark: where a memory the budget lowered sits without the budget.
 UNBUDGETED_OPACITY = 0.3
+#: The faint cloud's marker (not a candidate): a two-triangle square, not a triangle-fan circle.
+FAINT_SHAPE = "square"
 RECENT_COLOUR = "#ffffff"
 #: A replayed search's answer: what the agent received then.
 RETURNED_COLOUR = "#f472d0"
@@ -73,26 +75,6 @@ def _qualitative_scale(n: int) -> list[list[Any]]:
 def colours(view: View, mode: str, rows: np.ndarray) -> dict[str, Any]:
     """Marker colour settings for ``rows`` in colour ``mode``; also the legend entries."""
     state = view.land.state
-    if mode == "agent":
-        names = state.agent_names
-        return {
-            "color": state.agent_code[rows].astype(float) + 0.5,
-            "colorscale": _qualitative_scale(len(names)),
-            "cmin": 0,
-            "cmax": max(len(names), 1),
-            "legend": [(name, QUALITATIVE[i % len(QUALITATIVE)]) for i, name in enumerate(names)],
-        }
-    if mode == "kind":
-        kinds = sorted(set(state.kind.tolist()))
-        index = {k: i for i, k in enumerate(kinds)}
-        codes = np.array([index[k] for k in state.kind[rows]], dtype=float)
-        return {
-            "color": codes + 0.5,
-            "colorscale": _qualitative_scale(len(kinds)),
-            "cmin": 0,
-            "cmax": max(len(kinds), 1),
-            "legend": [(k, QUALITATIVE[i % len(QUALITATIVE)]) for i, k in enumerate(kinds)],
-        }
     if mode == "age":
         days = (view.land.now.timestamp() - state.created_at[rows]) / 86_400
         return {
@@ -102,13 +84,38 @@ def colours(view: View, mode: str, rows: np.ndarray) -> dict[str, Any]:
             "cmax": float(np.log1p(800)),
             "legend": [("new", "#0d0887"), ("months", "#cc4778"), ("2 years+", "#f0f921")],
         }
-    return {
-        "color": view.tier[rows].astype(float) + 0.5,
-        "colorscale": _tier_colorscale(),
-        "cmin": 0,
-        "cmax": 4,
-        "legend": [(t.name, TIER_COLOURS[t]) for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE, Tier.OUT)],
-    }
+    if mode == "agent":
+        names = state.agent_names
+        codes = state.agent_code[rows]
+        palette = [QUALITATIVE[i % len(QUALITATIVE)] for i in range(len(names))]
+        legend = list(zip(names, palette))
+        scale = _qualitative_scale(len(names))
+    elif mode == "kind":
+        kinds = sorted(set(state.kind.tolist()))
+        index = {k: i for i, k in enumerate(kinds)}
+        codes = np.array([index[k] for k in state.kind[rows]], dtype=np.int64)
+        palette = [QUALITATIVE[i % len(QUALITATIVE)] for i in range(len(kinds))]
+        legend = list(zip(kinds, palette))
+        scale = _qualitative_scale(len(kinds))
+    else:
+        codes = view.tier[rows]
+        palette = [TIER_COLOURS[t] for t in Tier]
+        legend = [(t.name, TIER_COLOURS[t]) for t in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE, Tier.OUT)]
+        scale = _tier_colorscale()
+    return {"color": _coded(codes, palette), "colorscale": scale, "cmin": 0, "cmax": max(len(palette), 1), "legend": legend}
+
+
+def _coded(codes: np.ndarray, palette: list[str]) -> np.ndarray | str:
+    """Each row's colour as its code's place on the stepped scale, or one colour when the rows share one.
+
+    The browser maps an array through the colour scale point by point (about
+    7 µs a point: the faint cloud of 14,000 points took 100 ms of every slider
+    move), a single colour once. The faint cloud (beyond the k nearest) is OUT
+    in the tier colours unless a passage brought one of its memories in.
+    """
+    if len(codes) and palette and bool((codes == codes[0]).all()):
+        return palette[int(codes[0]) % len(palette)]
+    return np.asarray(codes, dtype=float) + 0.5
 
 
 def sizes(view: View, rows: np.ndarray) -> np.ndarray:
@@ -117,7 +124,11 @@ def sizes(view: View, rows: np.ndarray) -> np.ndarray:
 
 
 def _split(view: View) -> tuple[np.ndarray, np.ndarray]:
-    """Drawn rows that a search would consider (bright) and the rest (faint)."""
+    """Drawn rows that a search would consider (bright) and the rest (faint).
+
+    The split depends on the query only, not on the sliders: a slider's patch
+    sends heights and colours for the rows each trace already holds.
+    """
     candidate = view.land.candidate[view.drawn]
     return view.drawn[~candidate], view.drawn[candidate]
 
@@ -236,7 +247,7 @@ def _terrace_planes(view: View) -> list[go.Mesh3d]:
     return planes
 
 
-def _marker(view: View, rows: np.ndarray, mode: str, opacity: float) -> dict[str, Any]:
+def _marker(view: View, rows: np.ndarray, mode: str, opacity: float, shape: str) -> dict[str, Any]:
     c = colours(view, mode, rows)
     floored = view.land.state.floor[rows] > 0
     return {
@@ -246,7 +257,7 @@ def _marker(view: View, rows: np.ndarray, mode: str, opacity: float) -> dict[str
         "cmin": c["cmin"],
         "cmax": c["cmax"],
         "opacity": opacity,
-        "symbol": np.where(floored, "diamond", "circle"),
+        "symbol": np.where(floored, "diamond", shape),
         "line": {"width": 0},
     }
 
@@ -294,14 +305,18 @@ def build_figure(view: View, headlines: Mapping[int, Label | str], *, color_mode
     fig = go.Figure()
     for plane in _terrace_planes(view):
         fig.add_trace(plane)
-    for rows, opacity, name in ((faint, 0.28, "not a candidate"), (bright, 0.92, "memories")):
+    # The faint cloud is most of what is drawn. gl3d draws a "circle" as a fan of
+    # triangles and a "square" as two: at its size and opacity the two read alike,
+    # and the squares halve the time software GL takes to draw a frame of 15,000
+    # points (docs/benchmarks-app.md, sixth pass).
+    for rows, opacity, shape, name in ((faint, 0.28, FAINT_SHAPE, "not a candidate"), (bright, 0.92, "circle", "memories")):
         fig.add_trace(
             go.Scatter3d(
                 x=view.x[rows],
                 y=view.y[rows],
                 z=view.z(rows),
                 mode="markers",
-                marker=_marker(view, rows, color_mode, opacity),
+                marker=_marker(view, rows, color_mode, opacity, shape),
                 customdata=state.ids[rows].tolist(),  # a plain list: dcc.Graph looks points up in it by index
                 hovertext=hover_texts(headlines, state.ids[rows]),
                 hovertemplate="%{hovertext}<extra></extra>",
@@ -484,14 +499,16 @@ def _unbudgeted(view: View) -> dict[str, Any]:
 
     Not hoverable (the solid point is, and the legend says what a ring is): on
     a wide k these are most candidates, and a slider move resends them, so
-    they go as rounded numbers only.
+    they go as rounded numbers only. The ring is the glyph itself, in its
+    tier's colour; an outline (line width above 0) would draw every ring a
+    second time, in grey, and cost a fifth of a frame at 100,000 memories.
     """
     rows = view.unbudgeted
     without = view.land.returned_tiers()[rows]
     return {
         "x": np.round(view.x[rows], 4), "y": np.round(view.y[rows], 4), "z": np.round(view.z(rows, without), 4),
         "marker": {"size": 5, "color": without.astype(float) + 0.5, "colorscale": _tier_colorscale(), "cmin": 0, "cmax": 4,
-                   "symbol": "circle-open", "opacity": UNBUDGETED_OPACITY, "line": {"width": 1}},
+                   "symbol": "circle-open", "opacity": UNBUDGETED_OPACITY, "line": {"width": 0}},
     }
 
 

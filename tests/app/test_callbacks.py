@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from dash import Patch, no_update
 
 import lodviz
 from lodviz.app import create_app
 from lodviz.app.callbacks import audit, scoring, selection, status, tuning
-from lodviz.app.figure import TRACE, hover_texts, patch_figure
+from lodviz.app.figure import TIER_COLOURS, TRACE, build_figure, colours, hover_texts, patch_figure
 from lodviz.app.page import ALL_AGENTS, Controls
 from lodviz.app.view import ViewRequest, compute_view
 from lodviz.params import PRESETS, Params
@@ -385,6 +386,42 @@ def test_a_slider_patch_leaves_marker_symbols_alone(app_mem):
     view = compute_view(app_mem, ViewRequest(params=Params(), query=QUERY["query"]))
     operations = patch_figure(view).to_plotly_json()["operations"]
     assert operations and not any("symbol" in op["location"] for op in operations)
+
+
+def test_the_faint_cloud_is_drawn_as_squares_and_the_candidates_as_circles(app_mem):
+    view = compute_view(app_mem, ViewRequest(params=Params(k=20), query=QUERY["query"]))
+    figure = build_figure(view, {})
+    faint, bright = figure.data[TRACE["faint"]], figure.data[TRACE["memories"]]
+    floored = {int(i) for i in app_mem.columns().ids[app_mem.columns().floor > 0]}
+    assert len(faint.x) and len(bright.x)
+    for trace, shape in ((faint, "square"), (bright, "circle")):
+        for memory_id, symbol in zip(trace.customdata, trace.marker.symbol):
+            assert symbol == ("diamond" if memory_id in floored else shape), memory_id
+
+
+def test_a_slider_patch_sends_the_faint_cloud_one_colour_and_the_candidates_one_a_row(app_mem):
+    view = compute_view(app_mem, ViewRequest(params=Params(k=20), query=QUERY["query"]))
+    operations = patch_figure(view).to_plotly_json()["operations"]
+    colour = {op["location"][1]: op["params"]["value"] for op in operations if op["location"][-2:] == ["marker", "color"]}
+    assert set(view.tier[view.drawn[~view.land.candidate[view.drawn]]].tolist()) == {Tier.OUT}  # nothing beyond the k nearest received
+    assert colour[TRACE["faint"]] == TIER_COLOURS[Tier.OUT]
+    bright = colour[TRACE["memories"]]
+    assert not isinstance(bright, str) and len(set(np.asarray(bright).tolist())) > 1  # mixed tiers: a value per row
+
+
+def test_each_colour_mode_gives_one_colour_only_to_rows_that_share_it(app_mem):
+    view = compute_view(app_mem, ViewRequest(params=Params(), query=QUERY["query"]))
+    for mode in ("tier", "agent", "kind"):
+        mixed = colours(view, mode, view.drawn)
+        assert not isinstance(mixed["color"], str), mode
+        one = colours(view, mode, view.drawn[:1])
+        assert one["color"] in dict(mixed["legend"]).values(), mode
+
+
+def test_the_rings_the_budget_leaves_are_drawn_without_an_outline(ctx):
+    figure, *_ = render(ctx, QUERY, params=PRESETS["legal"])
+    ring = figure.data[TRACE["unbudgeted"]]
+    assert len(ring.x) and ring.marker.symbol == "circle-open" and ring.marker.line.width == 0
 
 
 def test_past_the_draw_limit_candidates_are_drawn_and_the_rest_sampled(app_mem):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from lodviz.app.figure import TIER_COLOURS
 from lodviz.params import Params
 from lodviz.scoring import Tier
 
@@ -17,12 +18,13 @@ PAST = "limitation of liability cap in CRO agreements"
 LATER = ("indemnification obligations of the sponsor", "data protection addendum", "site payments schedule")
 
 TIERS_JS = """
-() => {
+(tierOf) => {
   const gd = document.querySelector('#scene .js-plotly-plot');
   const out = {};
   for (const t of gd._fullData) {
-    if (t.name !== 'memories' && t.name !== 'not a candidate') continue;
-    t.customdata.forEach((id, i) => { out[id] = Math.floor(t.marker.color[i]); });
+    if ((t.name !== 'memories' && t.name !== 'not a candidate') || !t.marker) continue;  // no marker: an empty trace
+    const c = t.marker.color;  // a trace whose rows share a tier carries that tier's one colour
+    t.customdata.forEach((id, i) => { out[id] = typeof c === 'string' ? tierOf[c] : Math.floor(c[i]); });
   }
   return out;
 }
@@ -31,7 +33,8 @@ TIERS_JS = """
 
 def scene_tiers(page) -> dict[int, int]:
     """Each drawn memory's tier as the scene colours it (tier colour mode: the tier + 0.5)."""
-    return {int(k): int(v) for k, v in page.evaluate(TIERS_JS).items()}
+    tier_of = {colour: int(tier) for tier, colour in TIER_COLOURS.items()}
+    return {int(k): int(v) for k, v in page.evaluate(TIERS_JS, tier_of).items()}
 
 
 def test_replaying_a_past_search_from_the_audit_tab_shows_the_tiers_it_recorded(page, served):
