@@ -103,6 +103,7 @@ RESULT_TEXT = "result-text"
 RESULT_TOKENS = "result-tokens"
 PANEL_RECEIVED = "panel-received"  # the tier a budget gives an open memory, when not its score's
 RESULT_LIST = "result-list"  # the result as the agent reads it: with a query and nothing open
+RESULT_LIST_SHOWN = "result-list-shown"  # a digest of the list on the page: a slider move that leaves it alone does not resend it
 PANEL_SHOWS = "panel-shows"  # the memory whose panel is on the page (None: a message)
 PANEL_ASK = "panel-ask"  # set in the browser when the panel needs drawing again; a slider move with nothing open does not
 RECEIVED = "received"  # the ids the scene's search returned, by tier, under its budget (the panel reads an open memory's tier here)

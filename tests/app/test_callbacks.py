@@ -9,7 +9,7 @@ import pytest
 from dash import Patch, no_update
 
 import lodviz
-from lodviz.app import create_app
+from lodviz.app import create_app, ids
 from lodviz.app.callbacks import audit, scoring, selection, status, tuning
 from lodviz.app.figure import TIER_COLOURS, TRACE, build_figure, colours, hover_texts, patch_figure
 from lodviz.app.page import ALL_AGENTS, Controls
@@ -422,6 +422,23 @@ def test_the_rings_the_budget_leaves_are_drawn_without_an_outline(ctx):
     figure, *_ = render(ctx, QUERY, params=PRESETS["legal"])
     ring = figure.data[TRACE["unbudgeted"]]
     assert len(ring.x) and ring.marker.symbol == "circle-open" and ring.marker.line.width == 0
+
+
+def test_a_slider_move_that_leaves_the_result_list_alone_does_not_resend_it(ctx):
+    params = PRESETS["legal"]
+    first = render_all(ctx, QUERY, params=params)[6]
+    listed, shown = scoring.unless_shown(first, None)
+    assert listed is first and isinstance(shown, str)
+    nudged = render_all(ctx, QUERY, params=Params(**{**params.to_dict(), "alpha": params.alpha + 0.001}), triggered={ids.ALPHA})[6]
+    assert scoring.unless_shown(nudged, shown) == (no_update, no_update)
+
+
+def test_a_slider_move_that_changes_the_result_list_sends_it_with_its_new_digest(ctx):
+    params = PRESETS["legal"]
+    _, shown = scoring.unless_shown(render_all(ctx, QUERY, params=params)[6], None)
+    moved = render_all(ctx, QUERY, params=Params(**{**params.to_dict(), "alpha": 0.0, "lam": 0.3}), triggered={ids.ALPHA})[6]
+    listed, digest = scoring.unless_shown(moved, shown)
+    assert listed is moved and digest not in (shown, no_update)
 
 
 def test_past_the_draw_limit_candidates_are_drawn_and_the_rest_sampled(app_mem):

@@ -9,12 +9,14 @@ tier against the reference settings, so the list and the marks always agree.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from dash import Dash, Input, Output, State, html, no_update
 from dash import ctx as dash_ctx
+from plotly.io.json import to_json_plotly
 
 from lodviz.app import ids
 from lodviz.app.change_list import CHANGE_LIST_LIMIT, change_lists
@@ -343,6 +345,18 @@ def render(
             received_ids(view))
 
 
+def unless_shown(listed: Any, shown: str | None) -> tuple[Any, Any]:
+    """The result list and its digest, or ``no_update`` for both when the page shows that list already.
+
+    A small slider move rarely changes what the agent receives; the page then
+    keeps its list instead of parsing and laying out 30 KB of it again.
+    """
+    if listed is no_update:
+        return no_update, no_update
+    digest = hashlib.blake2b(to_json_plotly(listed).encode(), digest_size=16).hexdigest()
+    return (no_update, no_update) if digest == shown else (listed, digest)
+
+
 #: An open memory's panel after a slider move, from the controls and the scene's received ids: ``selection.follow``.
 Panel = Callable[..., tuple[Any, Any, Any]]
 
@@ -362,6 +376,7 @@ def register(app: Dash, app_ctx: AppContext, panel: Panel | None = None) -> None
         Output(ids.PANEL_BODY, "children", allow_duplicate=True),
         Output(ids.PANEL_ACTIONS, "style", allow_duplicate=True),
         Output(ids.PANEL_SHOWS, "data", allow_duplicate=True),
+        Output(ids.RESULT_LIST_SHOWN, "data"),
         *[Input(component, prop) for component, prop in VIEW_CONTROLS],
         Input(ids.COLOR_BY, "value"),
         Input(ids.TERRAIN, "value"),
@@ -370,10 +385,11 @@ def register(app: Dash, app_ctx: AppContext, panel: Panel | None = None) -> None
         *[Input(component, prop) for component, prop in FILTER_CONTROLS],
         State(ids.SELECTED_ID, "data"),
         State(ids.PANEL_SHOWS, "data"),
+        State(ids.RESULT_LIST_SHOWN, "data"),
         prevent_initial_call="initial_duplicate",
     )
     def _render(applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of, budget_mode, color, terrain, _version, reference, *rest):
-        *filter_values, selected, shown = rest
+        *filter_values, selected, shown, listed_shown = rest
         triggered = {t["prop_id"].split(".")[0] for t in dash_ctx.triggered} if dash_ctx.triggered_id else None
         try:
             filters = scene_filter(*filter_values)
@@ -384,7 +400,8 @@ def register(app: Dash, app_ctx: AppContext, panel: Panel | None = None) -> None
         body: tuple[Any, Any, Any] = (no_update, no_update, no_update)
         if panel is not None and selected is not None and triggered and triggered <= SCORING_ONLY and out[7] is not no_update:
             body = panel(app_ctx, selected, shown, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of, budget_mode, out[7])
-        return (*out, *body)
+        listed, digest = unless_shown(out[6], listed_shown)
+        return (*out[:6], listed, *out[7:], *body, digest)
 
     @app.callback(
         Output(ids.REFERENCE, "data"),
