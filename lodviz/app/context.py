@@ -10,10 +10,10 @@ write; a header or the shape of a request body decides nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from lodviz.access import APP_ACTOR, IDENTITY_SCOPE_KEY, LOCAL, Identity
-from lodviz.app.view import DEFAULT_DRAW_LIMIT
+from lodviz.app.view import DEFAULT_DRAW_LIMIT, ReferenceAnswers
 from lodviz.errors import AccessDenied, Unauthenticated
 from lodviz.mapping import LayoutJob
 from lodviz.memory import Memory
@@ -46,6 +46,7 @@ class AppContext:
     draw_limit: int = DEFAULT_DRAW_LIMIT
     read_only: bool = False  # a demo: the page writes nothing, not even its searches' audit lines
     auth: bool = False  # the server checks tokens: a request without an identity may do nothing
+    references: ReferenceAnswers = field(default_factory=ReferenceAnswers)  # "what changed"'s reference answers, kept
 
     def identity(self) -> Identity:
         """Who sends the current request: the server's identity; without --auth the local user."""

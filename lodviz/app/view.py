@@ -18,8 +18,11 @@ budget.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import numpy as np
 
@@ -212,7 +215,8 @@ def _stable_sample(ids: np.ndarray, keep: int) -> np.ndarray:
 
 
 def compute_view(
-    mem: Memory, request: ViewRequest, draw_limit: int = DEFAULT_DRAW_LIMIT, recent_window: timedelta = RECENT_WINDOW
+    mem: Memory, request: ViewRequest, draw_limit: int = DEFAULT_DRAW_LIMIT, recent_window: timedelta = RECENT_WINDOW,
+    references: ReferenceAnswers | None = None,
 ) -> View:
     land = mem.landscape(
         request.query if request.has_query else None,
@@ -247,7 +251,8 @@ def compute_view(
     reference = request.reference_params
     if reference is not None and reference != request.scoring_params:
         if view.delivered is not None:  # what the agent would receive under the reference settings, same budget
-            view.changes = tier_changes(state.ids, agent_result(mem, request, reference).tiers_of(state.ids), view.delivered)
+            answer = references.get(mem, request, reference) if references is not None else agent_result(mem, request, reference)
+            view.changes = tier_changes(state.ids, answer.tiers_of(state.ids), view.delivered)
         else:
             before = mem.landscape(
                 None, agent_id=request.agent_id, params=reference, now=request.now, exclude=list(request.exclude), as_of=request.moment,
@@ -278,6 +283,39 @@ def compute_view(
             float(np.average(y[nearest], weights=weights)),
         )
     return view
+
+
+class ReferenceAnswers:
+    """What the agent receives under a view's reference settings, kept while the store stands.
+
+    "What changed" compares every slider move with the same reference (the
+    agent's saved profile, by default): asking the store again on each move was
+    a second search a move. An answer is kept under everything that search
+    depends on and the store's ``revision``, so any write, or a search's touch,
+    asks again; a store that cannot tell (``revision`` None) is always asked.
+    """
+
+    def __init__(self, size: int = 4) -> None:
+        self._size = size
+        self._kept: OrderedDict[tuple[Any, ...], Result] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, mem: Memory, request: ViewRequest, params: Params) -> Result:
+        revision = mem.revision()
+        if revision is None:
+            return agent_result(mem, request, params)
+        key = (revision, request.query, request.agent_id, params, request.now, request.exclude, request.moment, request.budget_tokens)
+        with self._lock:
+            kept = self._kept.get(key)
+            if kept is not None:
+                self._kept.move_to_end(key)
+                return kept
+        result = agent_result(mem, request, params)
+        with self._lock:
+            self._kept[key] = result
+            while len(self._kept) > self._size:
+                self._kept.popitem(last=False)
+        return result
 
 
 def agent_result(mem: Memory, request: ViewRequest, params: Params | None = None) -> Result:

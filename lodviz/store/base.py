@@ -222,6 +222,12 @@ class Store(abc.ABC):
         them can be kept; None when the backend cannot tell (another process may write)."""
         return None
 
+    def revision(self) -> tuple[int, ...] | None:
+        """A value that differs after any change this connection made to what a search returns (rows,
+        usage, floors, texts, conflicts, forgets), so a search's answer can be kept; None when the
+        backend cannot tell (another process may write)."""
+        return None
+
     def snapshot(self) -> tuple[Columns, np.ndarray]:
         """``state()`` and ``unit_vectors()`` of the same moment: rows that match.
 

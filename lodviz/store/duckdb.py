@@ -646,6 +646,7 @@ class DuckDBStore(SQLStore):
         self._closing = threading.Event()  # a build in progress stops when the store closes
         self._index_thread: threading.Thread | None = None  # a rebuild started by a write (``insert``)
         self._version = 0  # see ``version``: grows with every change to the cached columns' ages and counts
+        self._writes = 0  # writing transactions begun (``_write``): with ``_version``, the ``revision``
         self._meta: dict[str, str] | None = None
         self._profiles: dict[str, dict[str, Any]] | None = None
         self._pending_retrievals = 0
@@ -1201,6 +1202,14 @@ class DuckDBStore(SQLStore):
         # Only this connection writes the file, and every write it makes to the
         # columns' ages and counts goes through ``touch``/``insert``/``_load``.
         return self._version
+
+    def revision(self) -> tuple[int, int]:
+        # Every write is audited, and every audit line begins with ``_write``;
+        # a search's touch that is only journalled moves ``_version``.
+        return self._version, self._writes
+
+    def _write(self) -> None:
+        self._writes += 1
 
     @property
     def approximate(self) -> bool:  # type: ignore[override]

@@ -326,7 +326,7 @@ def render(
     try:
         params = params_from_controls(alpha, lam_log, thresholds, k_log)
         request = view_request(app_ctx, applied, agent, params, now_date, as_of, budget_mode, reference=reference, filters=filters)
-        view = compute_view(app_ctx.mem, request, app_ctx.draw_limit)
+        view = compute_view(app_ctx.mem, request, app_ctx.draw_limit, references=app_ctx.references)
     except LodvizError as exc:
         return no_update, no_update, html.Div(str(exc), className="error"), no_update, no_update, no_update, no_update, no_update
     if (request.has_query and not app_ctx.read_only and request.moment is None
