@@ -188,11 +188,11 @@ class Memory:
         """The store's facts: size, embedding model, its map, demo queries, reference time."""
         return self._export.info()
 
-    def revision(self) -> tuple[int, ...] | None:
-        """A value that differs after any change this process made to the store (a write, a search's
+    def revision(self) -> int | None:
+        """A number that changes after any change this process made to the store (a write, a search's
         touch), for keeping answers derived from it; None when the store cannot tell (PostgreSQL,
         which other processes may write)."""
-        return self._store.revision()
+        return self._store.version()
 
     def columns(self, *, as_of: history.Moment | datetime | str | None = None) -> Columns:
         """The numeric columns of every memory (forgotten ones included, flagged), read-only by agreement.

@@ -291,7 +291,7 @@ class ReferenceAnswers:
     "What changed" compares every slider move with the same reference (the
     agent's saved profile, by default): asking the store again on each move was
     a second search a move. An answer is kept under everything that search
-    depends on and the store's ``revision``, so any write, or a search's touch,
+    depends on and the store's ``Memory.revision``, so any write, or a search's touch,
     asks again; a store that cannot tell (``revision`` None) is always asked.
     """
 

@@ -218,14 +218,9 @@ class Store(abc.ABC):
         return None
 
     def version(self) -> int | None:
-        """A number that changes whenever ``state()``'s ages or counts do, so results derived from
-        them can be kept; None when the backend cannot tell (another process may write)."""
-        return None
-
-    def revision(self) -> tuple[int, ...] | None:
-        """A value that differs after any change this connection made to what a search returns (rows,
-        usage, floors, texts, conflicts, forgets), so a search's answer can be kept; None when the
-        backend cannot tell (another process may write)."""
+        """A number that changes whenever this connection changes the store (rows, usage and so
+        ``state()``'s ages and counts, floors, texts, conflicts, forgets), so results derived from it
+        can be kept; None when the backend cannot tell (another process may write)."""
         return None
 
     def snapshot(self) -> tuple[Columns, np.ndarray]:

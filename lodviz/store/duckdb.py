@@ -645,8 +645,7 @@ class DuckDBStore(SQLStore):
         self._index_building = threading.Lock()  # one build of the vector index at a time (``build_index``)
         self._closing = threading.Event()  # a build in progress stops when the store closes
         self._index_thread: threading.Thread | None = None  # a rebuild started by a write (``insert``)
-        self._version = 0  # see ``version``: grows with every change to the cached columns' ages and counts
-        self._writes = 0  # writing transactions begun (``_write``): with ``_version``, the ``revision``
+        self._version = 0  # see ``version``: grows with every write and every change to the cached columns
         self._meta: dict[str, str] | None = None
         self._profiles: dict[str, dict[str, Any]] | None = None
         self._pending_retrievals = 0
@@ -1199,17 +1198,13 @@ class DuckDBStore(SQLStore):
         self._save_index(path, index, self._cache.column("ids")[: index.covers])
 
     def version(self) -> int:
-        # Only this connection writes the file, and every write it makes to the
-        # columns' ages and counts goes through ``touch``/``insert``/``_load``.
+        # Only this connection writes the file. Every write is audited and every
+        # audit line begins with ``_write``; the columns' ages and counts change in
+        # ``touch`` (a search's, even one only journalled), ``insert`` and ``_load``.
         return self._version
 
-    def revision(self) -> tuple[int, int]:
-        # Every write is audited, and every audit line begins with ``_write``;
-        # a search's touch that is only journalled moves ``_version``.
-        return self._version, self._writes
-
     def _write(self) -> None:
-        self._writes += 1
+        self._version += 1
 
     @property
     def approximate(self) -> bool:  # type: ignore[override]
