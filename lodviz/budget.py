@@ -33,6 +33,9 @@ from lodviz.errors import BudgetTooSmall
 from lodviz.params import MIN_BUDGET  # budgets below it cannot hold a header and one headline
 from lodviz.scoring import Tier
 
+# The fitting loops compare plain ints: each IntEnum member lookup is a Python call, a few thousand a search.
+_OUT, _HEADLINE, _SUMMARY, _FULL = int(Tier.OUT), int(Tier.HEADLINE), int(Tier.SUMMARY), int(Tier.FULL)
+
 #: Tokens an item costs beyond its text in the estimate the app shows.
 ITEM_OVERHEAD = 2
 #: The budget policies: the default, and the alternative it was measured against.
@@ -174,9 +177,9 @@ def fit_excerpts(
     charged = np.zeros(len(group_costs), dtype=bool)
     parents = np.full(len(group_costs), -1, dtype=np.int64) if parents is None else np.asarray(parents, dtype=np.int64)
     heading = headings(group_costs, parents)
-    shown = natural > Tier.OUT
+    shown = natural > _OUT
     if shown.any():
-        cheapest = costs[shown, Tier.HEADLINE] + heading[groups[shown]]
+        cheapest = costs[shown, _HEADLINE] + heading[groups[shown]]
         if budget < int(cheapest.min()):
             raise BudgetTooSmall(
                 f"a budget of {budget} tokens (after the result's header) cannot hold even one headline "
@@ -221,11 +224,11 @@ def fit_excerpts(
         i = int(excerpts.item[p])
         if not shown[i]:
             return
-        if natural[i] == Tier.HEADLINE:
+        if natural[i] == _HEADLINE:
             if not out[i]:
-                take(i, Tier.HEADLINE)
+                take(i, _HEADLINE)
             return
-        if out[i] == Tier.SUMMARY:
+        if out[i] == _SUMMARY:
             if used_words[i] + int(excerpts.words[p]) > int(excerpts.share[i]):
                 return
             if pay(i, int(spent[i]) + int(excerpts.cost[p])):
@@ -233,11 +236,11 @@ def fit_excerpts(
                 used_words[i] += int(excerpts.words[p])
             return
         if pay(i, int(excerpts.opening[i]) + int(excerpts.cost[p])):
-            out[i] = Tier.SUMMARY
+            out[i] = _SUMMARY
             taken[p] = True
             used_words[i] = int(excerpts.words[p])
         elif not out[i]:
-            take(i, Tier.HEADLINE)
+            take(i, _HEADLINE)
 
     # 1. Coverage by relevance, readable where the tier allows (a long memory: passage by passage).
     if excerpts is None or not len(excerpts.item):
@@ -250,28 +253,28 @@ def fit_excerpts(
             continue
         if not shown[i]:
             continue
-        first = Tier.HEADLINE if policy == "coverage-first" else min(int(natural[i]), Tier.SUMMARY)
-        if not take(i, first) and first > Tier.HEADLINE:
-            take(i, Tier.HEADLINE)
+        first = _HEADLINE if policy == "coverage-first" else min(int(natural[i]), _SUMMARY)
+        if not take(i, first) and first > _HEADLINE:
+            take(i, _HEADLINE)
     # 2. Full text back by L (coverage-first: any detail back by L).
     for i in (np.arange(n) if detail_order is None else np.asarray(detail_order, dtype=np.int64)).tolist():
-        if natural[i] == Tier.FULL and out[i] == Tier.SUMMARY:
-            if take(i, Tier.FULL) and long[i]:
+        if natural[i] == _FULL and out[i] == _SUMMARY:
+            if take(i, _FULL) and long[i]:
                 taken[excerpts.item == i] = False  # type: ignore[union-attr]
-        elif policy == "coverage-first" and out[i] == Tier.HEADLINE and natural[i] > Tier.HEADLINE and not long[i]:
-            for tier in range(int(natural[i]), Tier.HEADLINE, -1):
+        elif policy == "coverage-first" and out[i] == _HEADLINE and natural[i] > _HEADLINE and not long[i]:
+            for tier in range(int(natural[i]), _HEADLINE, -1):
                 if take(i, tier):
                     break
     # 3. What step 1 cut to a headline, back by relevance (a long memory's passages had their turn).
     for i in range(n):
-        if out[i] == Tier.HEADLINE and natural[i] > Tier.HEADLINE and not long[i]:
-            for tier in range(int(natural[i]), Tier.HEADLINE, -1):
+        if out[i] == _HEADLINE and natural[i] > _HEADLINE and not long[i]:
+            for tier in range(int(natural[i]), _HEADLINE, -1):
                 if take(i, tier):
                     break
     # 4. Excerpts get their headline in front, by relevance, where room is left.
     if excerpts is not None:
         for i in range(n):
-            if long[i] and out[i] == Tier.SUMMARY and pay(i, int(spent[i]) + int(excerpts.headline[i])):
+            if long[i] and out[i] == _SUMMARY and pay(i, int(spent[i]) + int(excerpts.headline[i])):
                 headed[i] = True
     return Fitted(out.astype(np.int8), taken, headed)
 
