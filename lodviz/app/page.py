@@ -520,7 +520,7 @@ def build_layout(mem: Memory, url: str | None, layout_finished: float | None = N
             dcc.Store(id=ids.PRESENT_SINK),
             dcc.Store(id=ids.PRESET_TARGET),
             dcc.Store(id=ids.RECEIVED),
-            dcc.Store(id=ids.RESULT_LIST_SHOWN),
+            dcc.Store(id=ids.SHOWN),
             dcc.Store(id=ids.PANEL_ASK),
             dcc.Store(id=ids.PANEL_SHOWS),
             dcc.Interval(id=ids.POLL, interval=2000),

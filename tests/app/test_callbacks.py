@@ -424,21 +424,35 @@ def test_the_rings_the_budget_leaves_are_drawn_without_an_outline(ctx):
     assert len(ring.x) and ring.marker.symbol == "circle-open" and ring.marker.line.width == 0
 
 
+def shown_parts(out):
+    return dict(zip(scoring.SHOWN_PARTS, out[1:8]))
+
+
 def test_a_slider_move_that_leaves_the_result_list_alone_does_not_resend_it(ctx):
     params = PRESETS["legal"]
-    first = render_all(ctx, QUERY, params=params)[6]
-    listed, shown = scoring.unless_shown(first, None)
-    assert listed is first and isinstance(shown, str)
-    nudged = render_all(ctx, QUERY, params=Params(**{**params.to_dict(), "alpha": params.alpha + 0.001}), triggered={ids.ALPHA})[6]
-    assert scoring.unless_shown(nudged, shown) == (no_update, no_update)
+    first = shown_parts(render_all(ctx, QUERY, params=params))
+    sent, shown = scoring.unless_shown(first, None)
+    assert sent == first and set(shown) == set(scoring.SHOWN_PARTS)
+    nudged = render_all(ctx, QUERY, params=Params(**{**params.to_dict(), "alpha": params.alpha + 0.001}), triggered={ids.ALPHA})
+    sent, digests = scoring.unless_shown(shown_parts(nudged), shown)
+    assert sent["result_list"] is no_update and digests is no_update
 
 
-def test_a_slider_move_that_changes_the_result_list_sends_it_with_its_new_digest(ctx):
+def test_a_slider_move_resends_only_the_parts_that_changed(ctx):
     params = PRESETS["legal"]
-    _, shown = scoring.unless_shown(render_all(ctx, QUERY, params=params)[6], None)
-    moved = render_all(ctx, QUERY, params=Params(**{**params.to_dict(), "alpha": 0.0, "lam": 0.3}), triggered={ids.ALPHA})[6]
-    listed, digest = scoring.unless_shown(moved, shown)
-    assert listed is moved and digest not in (shown, no_update)
+    _, shown = scoring.unless_shown(shown_parts(render_all(ctx, QUERY, params=params)), None)
+    moved = shown_parts(render_all(ctx, QUERY, params=Params(**{**params.to_dict(), "alpha": 0.0, "lam": 0.3}), triggered={ids.ALPHA}))
+    sent, digests = scoring.unless_shown(moved, shown)
+    assert sent["result_list"] is moved["result_list"] and digests["result_list"] != shown["result_list"]
+    assert sent["note"] is no_update and digests["note"] == shown["note"]  # the note says the same about this query
+
+
+def test_an_answer_that_keeps_a_part_keeps_its_digest(ctx):
+    parts = shown_parts(render_all(ctx, QUERY, params=PRESETS["legal"]))
+    _, shown = scoring.unless_shown(parts, None)
+    sent, digests = scoring.unless_shown({**parts, "counts": no_update, "note": ["an error, said once"]}, shown)
+    assert sent["counts"] is no_update and digests["counts"] == shown["counts"]
+    assert sent["note"] == ["an error, said once"] and digests["note"] != shown["note"]
 
 
 def test_past_the_draw_limit_candidates_are_drawn_and_the_rest_sampled(app_mem):

@@ -345,16 +345,35 @@ def render(
             received_ids(view))
 
 
-def unless_shown(listed: Any, shown: str | None) -> tuple[Any, Any]:
-    """The result list and its digest, or ``no_update`` for both when the page shows that list already.
+#: The parts of the scene's answer beside the figure, in ``render``'s order: each is sent only when it changed.
+SHOWN_PARTS = ("counts", "note", "legend", "change_counts", "change_lists", "result_list", "received")
 
-    A small slider move rarely changes what the agent receives; the page then
-    keeps its list instead of parsing and laying out 30 KB of it again.
+
+def digest(part: Any) -> str:
+    return hashlib.blake2b(to_json_plotly(part).encode(), digest_size=16).hexdigest()
+
+
+def unless_shown(parts: dict[str, Any], shown: dict[str, str] | None) -> tuple[dict[str, Any], Any]:
+    """``parts`` with ``no_update`` for each the page shows already, and the digests of what it will show.
+
+    A small slider move rarely changes what the agent receives, the header's
+    counts or the legend, and every component Dash mounts anew costs the page
+    one more pass over all of its components (dash-renderer dispatches a reset
+    per new component): the page keeps what it has instead. ``no_update`` in
+    ``parts`` (an error's answer) keeps its digest. The digests are
+    ``no_update`` too when nothing changed.
     """
-    if listed is no_update:
-        return no_update, no_update
-    digest = hashlib.blake2b(to_json_plotly(listed).encode(), digest_size=16).hexdigest()
-    return (no_update, no_update) if digest == shown else (listed, digest)
+    shown = dict(shown or {})
+    before = dict(shown)
+    sent: dict[str, Any] = {}
+    for name, part in parts.items():
+        if part is no_update:
+            sent[name] = no_update
+            continue
+        now = digest(part)
+        sent[name] = no_update if shown.get(name) == now else part
+        shown[name] = now
+    return sent, (no_update if shown == before else shown)
 
 
 #: An open memory's panel after a slider move, from the controls and the scene's received ids: ``selection.follow``.
@@ -376,7 +395,7 @@ def register(app: Dash, app_ctx: AppContext, panel: Panel | None = None) -> None
         Output(ids.PANEL_BODY, "children", allow_duplicate=True),
         Output(ids.PANEL_ACTIONS, "style", allow_duplicate=True),
         Output(ids.PANEL_SHOWS, "data", allow_duplicate=True),
-        Output(ids.RESULT_LIST_SHOWN, "data"),
+        Output(ids.SHOWN, "data"),
         *[Input(component, prop) for component, prop in VIEW_CONTROLS],
         Input(ids.COLOR_BY, "value"),
         Input(ids.TERRAIN, "value"),
@@ -385,11 +404,11 @@ def register(app: Dash, app_ctx: AppContext, panel: Panel | None = None) -> None
         *[Input(component, prop) for component, prop in FILTER_CONTROLS],
         State(ids.SELECTED_ID, "data"),
         State(ids.PANEL_SHOWS, "data"),
-        State(ids.RESULT_LIST_SHOWN, "data"),
+        State(ids.SHOWN, "data"),
         prevent_initial_call="initial_duplicate",
     )
     def _render(applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of, budget_mode, color, terrain, _version, reference, *rest):
-        *filter_values, selected, shown, listed_shown = rest
+        *filter_values, selected, shown, on_page = rest
         triggered = {t["prop_id"].split(".")[0] for t in dash_ctx.triggered} if dash_ctx.triggered_id else None
         try:
             filters = scene_filter(*filter_values)
@@ -400,8 +419,8 @@ def register(app: Dash, app_ctx: AppContext, panel: Panel | None = None) -> None
         body: tuple[Any, Any, Any] = (no_update, no_update, no_update)
         if panel is not None and selected is not None and triggered and triggered <= SCORING_ONLY and out[7] is not no_update:
             body = panel(app_ctx, selected, shown, applied, agent, alpha, lam_log, thresholds, k_log, now_date, as_of, budget_mode, out[7])
-        listed, digest = unless_shown(out[6], listed_shown)
-        return (*out[:6], listed, *out[7:], *body, digest)
+        sent, digests = unless_shown(dict(zip(SHOWN_PARTS, out[1:])), on_page)
+        return (out[0], *sent.values(), *body, digests)
 
     @app.callback(
         Output(ids.REFERENCE, "data"),
