@@ -328,8 +328,10 @@ def test_the_result_list_is_what_the_agent_receives_and_its_ids_open_memories(pa
 
     assert page.inner_text("#result-tokens") == f"{count(mem.token_counter, expected.render()):,}"
     # Every line is listed, in the agent's tiers' order (a line with braces once made the whole list vanish).
-    listed = page.evaluate("() => Array.from(document.querySelectorAll('#result-lines [data-memory]')).map(b => Number(b.dataset.memory))")
-    assert listed == [hit.id for tier in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE) for hit in expected.by_tier(tier)]
+    wanted = [hit.id for tier in (Tier.FULL, Tier.SUMMARY, Tier.HEADLINE) for hit in expected.by_tier(tier)]
+    listed_js = "() => Array.from(document.querySelectorAll('#result-lines [data-memory]')).map(b => Number(b.dataset.memory))"
+    # The lines are a Markdown block, whose renderer loads on first use: they may land after the exact text.
+    assert eventually(page, lambda: page.evaluate(listed_js) == wanted, 20_000), page.evaluate(listed_js)
     first = expected.by_tier(Tier.FULL)[0] if expected.by_tier(Tier.FULL) else expected.items[0]
     page.click(f"button.result-id >> text='#{first.id}'")
     assert eventually(page, lambda: page.is_visible(".panel-id") and page.inner_text(".panel-id").startswith(f"#{first.id} "), 20_000)
