@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +24,9 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+
+#: The window most tests look through.
+VIEWPORT = {"width": 1500, "height": 920}
 
 # The screen position of a drawn memory (or of every one, for null), projected
 # the way plotly's gl3d does for its hover labels, so a test can point at a
@@ -55,9 +59,24 @@ PROJECT_JS = """
 """
 
 
+def _a_free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+#: Every app a test serves listens here when the port is free, so the page's
+#: scripts keep one address from test to test and the browser profile's cache,
+#: and V8's cache of their compiled code, serve them (``warm_context``).
+PORT = _a_free_port()
+
+
 @contextmanager
 def serving(app) -> Iterator[str]:
-    server = make_server("127.0.0.1", 0, app.server, threaded=True, request_handler=_QuietHandler)
+    try:
+        server = make_server("127.0.0.1", PORT, app.server, threaded=True, request_handler=_QuietHandler)
+    except OSError:  # taken: a second app served at once, or another process
+        server = make_server("127.0.0.1", 0, app.server, threaded=True, request_handler=_QuietHandler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -65,6 +84,18 @@ def serving(app) -> Iterator[str]:
     finally:
         server.shutdown()
         thread.join(10)
+        server.server_close()  # free the port for the next test's app now, not when the server is collected
+
+
+def new_page(context, viewport: dict[str, int] | None = None):
+    """A page of ``context`` that records uncaught errors and server errors in ``page.errors``."""
+    page = context.new_page()
+    page.set_viewport_size(viewport or VIEWPORT)
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("response", lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 500 else None)
+    page.errors = errors
+    return page
 
 
 def trace_js(name: str, field: str) -> str:

@@ -186,13 +186,11 @@ def test_a_memory_opens_from_the_sidebar_by_id_and_by_words(page, served):
     assert page.inner_text("#open-memory-status").startswith(f"#{xss}:")
 
 
-def test_promote_changes_the_floor_in_the_duckdb_file_and_adds_an_audit_event(browser, app_store, embedder):
+def test_promote_changes_the_floor_in_the_duckdb_file_and_adds_an_audit_event(page, app_store, embedder):
     mem = lodviz.open(app_store, embedder=embedder)
     target = int(mem.columns().ids[20])
     before = mem.get(target).floor
     app = create_app(mem, place_on_start=False)
-    context = browser.new_context(viewport={"width": 1500, "height": 920})
-    page = context.new_page()
     with serving(app) as url:
         open_scene(page, f"{url}?m={target}")
         page.wait_for_selector("#panel-s")
@@ -201,7 +199,6 @@ def test_promote_changes_the_floor_in_the_duckdb_file_and_adds_an_audit_event(br
         page.wait_for_function("() => document.querySelector('#action-status').innerText.startsWith('Promoted')", timeout=30_000)
         # The floor shown moves off OUT (the labels are upper-cased by the stylesheet, as innerText reads them).
         page.wait_for_function("() => /TIER FLOOR\\n(HEADLINE|SUMMARY|FULL)/.test(document.querySelector('#panel-body').innerText.toUpperCase())", timeout=30_000)
-    context.close()
     mem.close()
     reopened = lodviz.open(app_store, embedder=embedder)  # the file itself, after the app let go
     try:

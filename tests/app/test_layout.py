@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from .browser import PROJECT_JS, eventually, most_isolated, open_scene, settled
+from .browser import PROJECT_JS, eventually, most_isolated, new_page, open_scene, settled
 
 pytestmark = pytest.mark.browser
 pytest.importorskip("playwright.sync_api")
@@ -43,15 +43,12 @@ CONTROLS = [
 
 
 @pytest.fixture(params=SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
-def sized(request, browser):
+def sized(request, warm_context):
     width, height = request.param
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.errors = errors
+    page = new_page(warm_context, {"width": width, "height": height})
     yield page
-    context.close()
+    page.close()
+    warm_context.clear_cookies()
 
 
 def overlapping(boxes: list[dict]) -> list[tuple[str, str]]:
