@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,22 +91,26 @@ def store_state(store: str) -> dict[str, Any]:
         mem.close()
 
 
-@pytest.fixture(params=["duckdb", "postgres"])
-def served(request, tmp_path: Path):
-    """A fresh `lodviz serve --auth` on a seeded store; ``served.stop_and_state()`` ends it and reads the store."""
-    if request.param == "duckdb":
-        store = str(tmp_path / "guarded.duckdb")
-    else:
-        store = request.getfixturevalue("pg_url")
+@contextmanager
+def serving(kind: str, tmp: Path, request: pytest.FixtureRequest) -> Iterator[Served]:
+    """`lodviz serve --auth` on a newly seeded store of ``kind`` ("duckdb" or "postgres")."""
+    store = str(tmp / "guarded.duckdb") if kind == "duckdb" else request.getfixturevalue("pg_server").new_database()
     ids, tokens = seed(store)
     before = store_state(store)
-    env = child_env(tmp_path)
+    env = child_env(tmp)
     env["LODVIZ_EMBEDDING_MODEL"] = f"hash:{DIMENSION}"
     server = ServeProcess(store if store.startswith("postgresql") else Path(store), env, args=("--auth",)).start()
     try:
         yield Served(server, store, tokens, ids, before)
     finally:
         server.stop()
+
+
+@pytest.fixture(params=["duckdb", "postgres"])
+def served(request, tmp_path: Path):
+    """A fresh `lodviz serve --auth` on a seeded store; ``served.stop_and_state()`` ends it and reads the store."""
+    with serving(request.param, tmp_path, request) as served:
+        yield served
 
 
 def post(url: str, body: bytes | dict | list, *, token: str | None = None, headers: dict[str, str] | None = None) -> tuple[int, str]:

@@ -4,17 +4,26 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
 
 import anyio
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from .conftest import post
+from .conftest import Served, post, serving
 
 pytestmark = pytest.mark.slow
 
 BEYOND_BIGINT = 2**63
+
+
+@pytest.fixture(scope="module", params=["duckdb", "postgres"])
+def probed(request, tmp_path_factory) -> Iterator[Served]:
+    """One server per backend for the probes that must change nothing (each is refused); the flood
+    of bad tokens, which leaves the gate throttling, gets a server of its own (``served``)."""
+    with serving(request.param, tmp_path_factory.mktemp(f"probed-{request.param}"), request) as served:
+        yield served
 
 
 def one_sentence(text: str) -> str:
@@ -24,20 +33,20 @@ def one_sentence(text: str) -> str:
 
 
 @pytest.mark.parametrize("body", [b"[]", b"42", b'"promote.n_clicks"', b"null", b"[{\"changedPropIds\": [\"promote.n_clicks\"]}]"])
-def test_a_callback_body_that_is_not_a_json_object_gets_a_sentence_not_a_500(served, body):
-    status, text = post(served.url + "_dash-update-component", body, token=served.tokens["vera"])
+def test_a_callback_body_that_is_not_a_json_object_gets_a_sentence_not_a_500(probed, body):
+    status, text = post(probed.url + "_dash-update-component", body, token=probed.tokens["vera"])
     assert 400 <= status < 500
     assert one_sentence(text)
 
 
-def test_a_body_over_16_mb_gets_413_and_a_sentence_not_a_reset(served):
-    status, text = post(served.url + "_dash-update-component", b"{" + b" " * (16 * 1024 * 1024) + b"}", token=served.tokens["otto"])
+def test_a_body_over_16_mb_gets_413_and_a_sentence_not_a_reset(probed):
+    status, text = post(probed.url + "_dash-update-component", b"{" + b" " * (16 * 1024 * 1024) + b"}", token=probed.tokens["otto"])
     assert status == 413
     assert "16 MB" in one_sentence(text)
 
 
-def test_promote_over_http_of_an_id_beyond_bigint_is_no_such_memory(served):
-    status, text = post(served.url + "api/promote", {"memory_id": BEYOND_BIGINT, "reason": "x"}, token=served.tokens["otto"])
+def test_promote_over_http_of_an_id_beyond_bigint_is_no_such_memory(probed):
+    status, text = post(probed.url + "api/promote", {"memory_id": BEYOND_BIGINT, "reason": "x"}, token=probed.tokens["otto"])
     assert status == 404
     assert one_sentence(text) == f"No memory with id {BEYOND_BIGINT}."
 
@@ -58,9 +67,9 @@ def mcp_call(url: str, token: str, tool: str, args: dict):
 
 
 @pytest.mark.parametrize("tool", ["memory_expand", "memory_promote"])
-def test_an_mcp_call_with_an_id_beyond_bigint_is_no_such_memory(served, tool):
+def test_an_mcp_call_with_an_id_beyond_bigint_is_no_such_memory(probed, tool):
     args = {"memory_id": BEYOND_BIGINT, **({"reason": "key precedent"} if tool == "memory_promote" else {})}
-    result = mcp_call(served.url + "mcp/legal-review", served.tokens["ada"], tool, args)
+    result = mcp_call(probed.url + "mcp/legal-review", probed.tokens["ada"], tool, args)
     assert result.is_error
     assert result.content[0].text.endswith(f": No memory with id {BEYOND_BIGINT}.")  # the SDK names the tool first
 
