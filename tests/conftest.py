@@ -74,6 +74,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         by_name = callspec is not None and any(isinstance(v, str) and v == "postgres" for v in callspec.params.values())
         if by_name or "pg_server" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.slow)
+    # The modules that start a browser, a server, PostgreSQL or the model first: `make test` runs two
+    # workers that take a module at a time (pytest-xdist, --dist loadfile), and a long module
+    # started last would leave one worker running it alone while the other has nothing left.
+    heavy = {item.path for item in items if any(item.get_closest_marker(m) for m in ("browser", "slow", "model"))}
+    items.sort(key=lambda item: item.path not in heavy)  # stable: each module keeps its own order
 
 
 @pytest.fixture

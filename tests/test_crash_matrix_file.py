@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from lodviz.store import matrix_file
 from lodviz.store.duckdb import DuckDBStore
@@ -59,6 +60,7 @@ def rebuilt(path: Path, tmp: Path) -> tuple[np.ndarray, np.ndarray]:
         return state.ids.copy(), np.array(vectors)
 
 
+@pytest.mark.slow  # eight processes started and killed
 def test_sigkill_while_writing_and_saving_leaves_a_file_that_is_whole_or_unused(tmp_path):
     path = tmp_path / "m.duckdb"
     file = matrix_file.path_for(path)

@@ -22,6 +22,8 @@ from lodviz.export import ATLAS_COLUMNS, ATLAS_VECTOR_COLUMNS, atlas_frame, near
 from lodviz.scoring import Tier
 from tests.conftest import NOW, RECENCY, days_ago
 
+pytestmark = pytest.mark.slow  # the stores are mapped by a real UMAP fit, whose first run compiles for ~25 s
+
 #: legal's profile: slow decay, so its memories of 20 days ago are FULL for it and HEADLINE for ops (RECENCY).
 SLOW = lodviz.Params(alpha=0.0, lam=0.01, theta1=0.8, theta2=0.5, theta3=0.05, k=100)
 

@@ -6,6 +6,8 @@ import pytest
 
 from .browser import eventually, open_scene
 
+pytestmark = pytest.mark.browser
+
 CANVAS_JS = """() => {
     const canvas = document.querySelector('#scene .gl-container canvas');
     return canvas ? [canvas.width, canvas.getBoundingClientRect().width] : null;
