@@ -6,6 +6,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from werkzeug.serving import WSGIRequestHandler, make_server
 
@@ -73,10 +74,13 @@ PORT = _a_free_port()
 
 @contextmanager
 def serving(app) -> Iterator[str]:
+    def listening(port: int):
+        return make_server("127.0.0.1", port, app.server, threaded=True, request_handler=_QuietHandler)
+
     try:
-        server = make_server("127.0.0.1", PORT, app.server, threaded=True, request_handler=_QuietHandler)
+        server = listening(PORT)
     except OSError:  # taken: a second app served at once, or another process
-        server = make_server("127.0.0.1", 0, app.server, threaded=True, request_handler=_QuietHandler)
+        server = listening(0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -87,15 +91,21 @@ def serving(app) -> Iterator[str]:
         server.server_close()  # free the port for the next test's app now, not when the server is collected
 
 
-def new_page(context, viewport: dict[str, int] | None = None):
-    """A page of ``context`` that records uncaught errors and server errors in ``page.errors``."""
+@contextmanager
+def new_page(context, viewport: dict[str, int] | None = None) -> Iterator[Any]:
+    """A page of ``context`` that records uncaught errors and server errors in ``page.errors``;
+    closed afterwards, with the context's cookies cleared for the next test's page."""
     page = context.new_page()
     page.set_viewport_size(viewport or VIEWPORT)
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("response", lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 500 else None)
     page.errors = errors
-    return page
+    try:
+        yield page
+    finally:
+        page.close()
+        context.clear_cookies()
 
 
 def trace_js(name: str, field: str) -> str:

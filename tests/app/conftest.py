@@ -127,7 +127,5 @@ def served(app_mem):
 
 @pytest.fixture
 def page(warm_context):
-    page = new_page(warm_context)
-    yield page
-    page.close()
-    warm_context.clear_cookies()
+    with new_page(warm_context) as page:
+        yield page

@@ -45,10 +45,8 @@ CONTROLS = [
 @pytest.fixture(params=SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 def sized(request, warm_context):
     width, height = request.param
-    page = new_page(warm_context, {"width": width, "height": height})
-    yield page
-    page.close()
-    warm_context.clear_cookies()
+    with new_page(warm_context, {"width": width, "height": height}) as page:
+        yield page
 
 
 def overlapping(boxes: list[dict]) -> list[tuple[str, str]]:
